@@ -1,0 +1,74 @@
+//! The canonical result's wire codec and tables.
+
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use toolwire::{Disposition, PendingKind, ToolErrorKind, ToolResult};
+
+/// One error kind and its default retryability.
+#[napi(object)]
+pub struct BindingErrorKind {
+    pub name: String,
+    pub retryable: bool,
+}
+
+/// One disposition: its wire `status` and its telemetry `status_name`.
+#[napi(object)]
+pub struct BindingDisposition {
+    pub status: String,
+    pub status_name: String,
+}
+
+/// The core's tables, read once when the package loads.
+#[napi(object)]
+pub struct BindingCoreTables {
+    pub wire_version: u32,
+    pub dispositions: Vec<BindingDisposition>,
+    pub error_kinds: Vec<BindingErrorKind>,
+    pub pending_kinds: Vec<String>,
+}
+
+/// The core's wire version, dispositions, error kinds and pending kinds.
+#[napi]
+pub fn core_tables() -> BindingCoreTables {
+    let dispositions = [
+        Disposition::Success,
+        Disposition::Error,
+        Disposition::Refused,
+        Disposition::Skipped,
+        Disposition::Pending,
+    ];
+    BindingCoreTables {
+        wire_version: toolwire::WIRE_VERSION as u32,
+        dispositions: dispositions
+            .into_iter()
+            .map(|d| BindingDisposition {
+                status: d.as_str().to_owned(),
+                status_name: d.status_name().to_owned(),
+            })
+            .collect(),
+        error_kinds: ToolErrorKind::ALL
+            .into_iter()
+            .map(|kind| BindingErrorKind {
+                name: kind.as_str().to_owned(),
+                retryable: kind.default_retryable(),
+            })
+            .collect(),
+        pending_kinds: [
+            PendingKind::Input,
+            PendingKind::Authorization,
+            PendingKind::Confirmation,
+        ]
+        .into_iter()
+        .map(|kind| kind.as_str().to_owned())
+        .collect(),
+    }
+}
+
+/// Parses and validates a wire document and returns its canonical serialization.
+/// A malformed document throws an error whose message says what is wrong.
+#[napi]
+pub fn canonicalize_result(text: String) -> Result<String> {
+    ToolResult::from_json(&text)
+        .map(|result| result.to_json())
+        .map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
+}

@@ -1,0 +1,38 @@
+//! # toolwire
+//!
+//! The canonical result of an LLM tool call. Every call ends in exactly one
+//! [`ToolResult`] whose [`Disposition`] is success, error (with a [`ToolErrorKind`]),
+//! refused, skipped or pending. The result shows its model-visible [`ToolOutput`],
+//! answers stable queries, and serializes to a versioned JSON wire format that the
+//! Node.js package produces byte for byte.
+//!
+//! ```
+//! use toolwire::{ToolErrorKind, ToolExecutionError, ToolOutput, ToolResult};
+//!
+//! fn lookup(key: &str) -> Result<ToolOutput, ToolExecutionError> {
+//!     match key {
+//!         "region" => Ok(ToolOutput::text("eu-west-1")),
+//!         _ => Err(ToolExecutionError::new(ToolErrorKind::NotFound, format!("No such key: {key}"))),
+//!     }
+//! }
+//!
+//! let result = ToolResult::from(lookup("nope"));
+//! assert!(result.is_error_kind(ToolErrorKind::NotFound));
+//! assert_eq!(result.status_name(), "error");
+//! let json = result.to_json();
+//! assert_eq!(ToolResult::from_json(&json).unwrap(), result);
+//! ```
+
+mod error;
+mod kind;
+mod output;
+mod pending;
+mod result;
+mod wire;
+
+pub use error::ToolExecutionError;
+pub use kind::{ToolErrorKind, UnknownErrorKind};
+pub use output::{ContentPart, PartKind, ToolOutput};
+pub use pending::{FieldChange, PendingKind, PendingRequest};
+pub use result::{Disposition, ToolResult};
+pub use wire::{WireError, WIRE_VERSION};

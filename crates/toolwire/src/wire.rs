@@ -1,0 +1,276 @@
+//! The versioned JSON wire format of a [`ToolResult`].
+//!
+//! ```json
+//! {"v":1,"status":"error","output":{"text":"too slow"},
+//!  "error":{"kind":"timeout","message":"too slow","retryable":true}}
+//! ```
+//!
+//! Exactly one of `error`, `refusal`, `skipReason` and `pending` appears, as `status`
+//! requires (none for `success`). Unknown fields are rejected. See `schema/tool-result.v1.json`.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::result::State;
+use crate::{PendingRequest, ToolExecutionError, ToolOutput, ToolResult};
+
+/// The wire format version this build writes and reads.
+///
+/// ```
+/// assert_eq!(toolwire::WIRE_VERSION, 1);
+/// ```
+pub const WIRE_VERSION: u64 = 1;
+
+/// Why a document is not a valid [`ToolResult`].
+///
+/// ```
+/// let err = toolwire::ToolResult::from_json(r#"{"v":1,"status":"error","output":{"text":""}}"#).unwrap_err();
+/// assert!(err.to_string().contains("status \"error\" requires the \"error\" field"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireError(String);
+
+impl WireError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        WireError(message.into())
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed tool result: {}", self.0)
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// Deserializes a present optional field as `Some`: a JSON `null` is a value for
+/// `Value` fields and a type error for the others, never a silent "absent".
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+impl ToolResult {
+    /// Parses and validates a wire document.
+    ///
+    /// ```
+    /// let r = toolwire::ToolResult::from_json(r#"{"v":1,"status":"success","output":{"text":"hi"}}"#).unwrap();
+    /// assert!(r.is_success());
+    /// assert!(toolwire::ToolResult::from_json(r#"{"v":1,"status":"done","output":{"text":"hi"}}"#).is_err());
+    /// ```
+    pub fn from_json(text: &str) -> Result<Self, WireError> {
+        serde_json::from_str(text).map_err(|err| {
+            let message = err.to_string();
+            match message.strip_prefix("malformed tool result: ") {
+                Some(inner) => WireError::new(inner),
+                None => WireError::new(message),
+            }
+        })
+    }
+
+    /// Serializes to the canonical wire document: compact, fields in a fixed order.
+    ///
+    /// ```
+    /// let r = toolwire::ToolResult::skipped("dry run");
+    /// assert_eq!(
+    ///     r.to_json(),
+    ///     r#"{"v":1,"status":"skipped","output":{"text":"Skipped: dry run"},"skipReason":"dry run"}"#
+    /// );
+    /// ```
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a ToolResult always serializes")
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    kind: crate::ToolErrorKind,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    retryable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'a Value>,
+}
+
+impl<'a> From<&'a ToolExecutionError> for ErrorBody<'a> {
+    fn from(error: &'a ToolExecutionError) -> Self {
+        ErrorBody {
+            kind: error.kind(),
+            message: error.message(),
+            code: error.code(),
+            retryable: error.is_retryable(),
+            details: error.details(),
+        }
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("v", &WIRE_VERSION)?;
+        map.serialize_entry("status", self.disposition().as_str())?;
+        map.serialize_entry("output", &self.output)?;
+        match &self.state {
+            State::Success => {}
+            State::Failed(error) if error.is_refusal() => {
+                map.serialize_entry("refusal", &ErrorBody::from(error))?
+            }
+            State::Failed(error) => map.serialize_entry("error", &ErrorBody::from(error))?,
+            State::Skipped(reason) => map.serialize_entry("skipReason", reason)?,
+            State::Pending(request) => map.serialize_entry("pending", request)?,
+        }
+        if self.untrusted {
+            map.serialize_entry("untrusted", &true)?;
+        }
+        if let Some(metadata) = &self.metadata {
+            map.serialize_entry("metadata", metadata)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Document {
+    v: u64,
+    status: String,
+    output: ToolOutput,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<ToolExecutionError>,
+    #[serde(default, deserialize_with = "present")]
+    refusal: Option<ToolExecutionError>,
+    #[serde(default, deserialize_with = "present")]
+    skip_reason: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    pending: Option<PendingRequest>,
+    #[serde(default, deserialize_with = "present")]
+    untrusted: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    metadata: Option<Map<String, Value>>,
+}
+
+impl TryFrom<Document> for ToolResult {
+    type Error = WireError;
+
+    fn try_from(doc: Document) -> Result<Self, WireError> {
+        if doc.v != WIRE_VERSION {
+            return Err(WireError::new(format!(
+                "unsupported wire version {}; this build reads version {WIRE_VERSION}",
+                doc.v
+            )));
+        }
+        doc.output.check()?;
+        let given: Vec<&str> = [
+            ("error", doc.error.is_some()),
+            ("refusal", doc.refusal.is_some()),
+            ("skipReason", doc.skip_reason.is_some()),
+            ("pending", doc.pending.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+        .collect();
+        if given.len() > 1 {
+            return Err(WireError::new(format!(
+                "a result has exactly one disposition, but this one carries {}",
+                given
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )));
+        }
+        let needs = |field: &str| {
+            WireError::new(format!(
+                "status {:?} requires the {field:?} field",
+                doc.status
+            ))
+        };
+        let unexpected =
+            |field: &str| WireError::new(format!("status {:?} cannot carry {field:?}", doc.status));
+        let state = match doc.status.as_str() {
+            "success" => match given.first() {
+                None => State::Success,
+                Some(field) => return Err(unexpected(field)),
+            },
+            "error" => match (doc.error, given.first()) {
+                (Some(error), _) if error.is_refusal() => {
+                    return Err(WireError::new(
+                        "an \"error\" object cannot set \"refusal\"; a refusal has status \"refused\"",
+                    ))
+                }
+                (Some(error), _) => State::Failed(error),
+                (None, Some(field)) => return Err(unexpected(field)),
+                (None, None) => return Err(needs("error")),
+            },
+            "refused" => match (doc.refusal, given.first()) {
+                (Some(refusal), _) if refusal.is_refusal() => {
+                    return Err(WireError::new(
+                        "a \"refusal\" object does not repeat \"refusal\": its place says it",
+                    ))
+                }
+                (Some(refusal), _)
+                    if refusal.kind() != crate::ToolErrorKind::PermissionDenied
+                        || refusal.is_retryable() =>
+                {
+                    return Err(WireError::new(
+                        "a refusal has kind \"permission_denied\" and is not retryable",
+                    ))
+                }
+                (Some(mut refusal), _) => {
+                    refusal.set_refusal(true);
+                    State::Failed(refusal)
+                }
+                (None, Some(field)) => return Err(unexpected(field)),
+                (None, None) => return Err(needs("refusal")),
+            },
+            "skipped" => match (doc.skip_reason, given.first()) {
+                (Some(reason), _) => State::Skipped(reason),
+                (None, Some(field)) => return Err(unexpected(field)),
+                (None, None) => {
+                    return Err(WireError::new("status \"skipped\" requires the \"skipReason\" field"))
+                }
+            },
+            "pending" => match (doc.pending, given.first()) {
+                (Some(request), _) => State::Pending(request),
+                (None, Some(field)) => return Err(unexpected(field)),
+                (None, None) => return Err(needs("pending")),
+            },
+            other => {
+                return Err(WireError::new(format!(
+                    "unknown status {other:?}; expected one of \"success\", \"error\", \"refused\", \"skipped\", \"pending\""
+                )))
+            }
+        };
+        Ok(ToolResult {
+            state,
+            output: doc.output,
+            untrusted: doc.untrusted.unwrap_or(false),
+            metadata: doc.metadata,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DocumentVisitor;
+        impl<'de> de::Visitor<'de> for DocumentVisitor {
+            type Value = Document;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tool result object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Document, A::Error> {
+                Document::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        // Only a JSON object is a document: never a positional array.
+        let doc = deserializer.deserialize_map(DocumentVisitor)?;
+        ToolResult::try_from(doc).map_err(de::Error::custom)
+    }
+}

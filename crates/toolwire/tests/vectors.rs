@@ -1,0 +1,120 @@
+//! Conformance vectors shared with the Node.js package: `test/vectors/valid` holds
+//! canonical documents that must round-trip byte for byte, `test/vectors/invalid`
+//! holds documents that must be rejected with the message listed in `expected.json`.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use toolwire::ToolResult;
+
+fn vectors_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../test/vectors")
+        .join(kind)
+}
+
+/// The `.json` files of a vector directory, sorted by name, without `expected.json`.
+fn vector_files(kind: &str) -> Vec<PathBuf> {
+    let dir = vectors_dir(kind);
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .filter(|path| path.file_name().is_some_and(|name| name != "expected.json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .expect("a file name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn valid_vectors_round_trip_byte_for_byte() {
+    let files = vector_files("valid");
+    assert!(
+        files.len() >= 25,
+        "expected at least 25 valid vectors, found {}",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = file_name(path);
+        let text =
+            fs::read_to_string(path).unwrap_or_else(|err| panic!("cannot read {name}: {err}"));
+        match ToolResult::from_json(&text) {
+            Ok(result) => {
+                let again = result.to_json();
+                if again != text {
+                    failures.push(format!("{name}: to_json() differs from the file"));
+                } else if ToolResult::from_json(&again).as_ref() != Ok(&result) {
+                    failures.push(format!("{name}: re-parsing gives a different result"));
+                }
+            }
+            Err(err) => failures.push(format!("{name}: rejected: {err}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn one_mib_vector_has_one_mib_of_text() {
+    let path = vectors_dir("valid").join("success-1mib.json");
+    let text = fs::read_to_string(path).expect("success-1mib.json");
+    let result = ToolResult::from_json(&text).expect("a valid document");
+    assert_eq!(result.output().as_text().len(), 1 << 20);
+}
+
+#[test]
+fn invalid_vectors_are_rejected_with_the_expected_message() {
+    let expected_path = vectors_dir("invalid").join("expected.json");
+    let expected_text = fs::read_to_string(&expected_path).expect("invalid/expected.json");
+    let expected: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&expected_text).expect("expected.json is a JSON object");
+
+    let files = vector_files("invalid");
+    assert!(
+        files.len() >= 12,
+        "expected at least 12 invalid vectors, found {}",
+        files.len()
+    );
+    let on_disk: BTreeSet<String> = files.iter().map(|path| file_name(path)).collect();
+    let listed: BTreeSet<String> = expected.keys().cloned().collect();
+    let unlisted: Vec<_> = on_disk.difference(&listed).collect();
+    let missing: Vec<_> = listed.difference(&on_disk).collect();
+    assert!(
+        unlisted.is_empty(),
+        "not listed in expected.json: {unlisted:?}"
+    );
+    assert!(
+        missing.is_empty(),
+        "listed in expected.json but absent: {missing:?}"
+    );
+
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = file_name(path);
+        let needle = expected[&name]
+            .as_str()
+            .unwrap_or_else(|| panic!("expected.json: {name} must map to a string"));
+        let text =
+            fs::read_to_string(path).unwrap_or_else(|err| panic!("cannot read {name}: {err}"));
+        match ToolResult::from_json(&text) {
+            Ok(result) => failures.push(format!("{name}: accepted as {}", result.to_json())),
+            Err(err) => {
+                let message = err.to_string();
+                if !message.starts_with("malformed tool result: ") {
+                    failures.push(format!("{name}: message lacks the prefix: {message}"));
+                } else if !message.contains(needle) {
+                    failures.push(format!("{name}: {message:?} does not contain {needle:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,27 @@
+/**
+ * toolwire: a tool-execution runtime for LLM agents. A Rust core owns every call's
+ * canonical result; this package dispatches calls and shows that result to each audience.
+ */
+export { ToolManager, TOOL_FAILED_MESSAGE } from './manager.js'
+export type {
+  CallOptions,
+  ConcurrencyOptions,
+  JsonSchema,
+  PermissionDecision,
+  PermissionHook,
+  ToolContext,
+  ToolDefinition,
+  ToolEventName,
+  ToolEvents,
+  ToolHints,
+  ToolManagerOptions,
+} from './manager.js'
+export { ToolResult, ToolwireWireError, toolError, refusalError, isToolErrorKind, ERROR_KINDS, WIRE_VERSION } from './result.js'
+export type { IntoResult, PendingRequestInit, ToolErrorOptions } from './result.js'
+export { ok, invalid, refuse, cancelled, errorResult, pending, authRequired, pendingOf } from './helpers.js'
+export type { HelperResult, ModelResult } from './helpers.js'
+export { canonicalOf, viewOf } from './view.js'
+export type { CallResult, CallStatus, CancelledBy } from './view.js'
+export { SchemaError } from './validate.js'
+export type { Issue } from './validate.js'
+export type * from './types.js'

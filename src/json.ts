@@ -1,0 +1,98 @@
+/**
+ * JSON semantics for tool return values: one walk that applies `toJSON` (so a
+ * `Date` becomes its ISO string), drops what JSON drops, rejects what JSON cannot
+ * carry (BigInt, cycles, a bare function) and returns a deeply frozen copy whose
+ * own keys, `__proto__` included, are plain data.
+ */
+import type { JsonValue } from './types.js'
+
+/** Thrown inside the runtime when a value has no JSON form; never escapes `tm.call`. */
+export class NotJsonError extends TypeError {
+  override name = 'NotJsonError'
+}
+
+const EMPTY_ARRAY: readonly JsonValue[] = Object.freeze([])
+
+function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    target[key] = value
+  }
+}
+
+function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): JsonValue | undefined {
+  let value = input
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON(key: string): unknown }).toJSON(key)
+  }
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) ? value : null
+    case 'bigint':
+      throw new NotJsonError(`a BigInt at ${pointer(stack, key)} has no JSON form`)
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined
+  }
+  if (value === null) return null
+  const obj = value as object
+  if (obj instanceof Number || obj instanceof String || obj instanceof Boolean) {
+    return walk(holder, key, obj.valueOf(), stack)
+  }
+  if (stack.includes(obj)) throw new NotJsonError(`a cycle at ${pointer(stack, key)} has no JSON form`)
+  stack.push(obj)
+  let out: JsonValue
+  if (Array.isArray(obj)) {
+    if (obj.length === 0) {
+      out = EMPTY_ARRAY
+    } else {
+      const arr: JsonValue[] = new Array(obj.length)
+      for (let i = 0; i < obj.length; i++) {
+        const item = walk(obj, String(i), obj[i], stack)
+        arr[i] = item === undefined ? null : item
+      }
+      out = Object.freeze(arr)
+    }
+  } else {
+    const copy: Record<string, JsonValue> = {}
+    for (const k of Object.keys(obj)) {
+      const item = walk(obj, k, (obj as Record<string, unknown>)[k], stack)
+      if (item !== undefined) setOwn(copy, k, item)
+    }
+    out = Object.freeze(copy)
+  }
+  stack.pop()
+  return out
+}
+
+function pointer(stack: unknown[], key: string): string {
+  return stack.length === 0 ? 'the top level' : `depth ${stack.length} (key ${JSON.stringify(key)})`
+}
+
+/**
+ * The value as `JSON.parse(JSON.stringify(value))` would give it, deeply frozen.
+ * A top-level `undefined` (a tool that returns nothing) becomes `null`.
+ * @throws NotJsonError when JSON cannot carry the value.
+ */
+export function toFrozenJson(value: unknown): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) ? value : null
+    case 'undefined':
+      return null
+    case 'function':
+    case 'symbol':
+      throw new NotJsonError(`a ${typeof value} has no JSON form`)
+  }
+  const out = walk(undefined, '', value, [])
+  if (out === undefined) throw new NotJsonError('the value has no JSON form')
+  return out
+}

@@ -1,0 +1,28 @@
+/**
+ * The only module that imports the generated napi-rs binding. Everything else in
+ * `src/` goes through the names re-exported here.
+ */
+import { createRequire } from 'node:module'
+import type * as Binding from '../binding.js'
+
+function loadBinding(): typeof Binding {
+  const require = createRequire(import.meta.url)
+  try {
+    return require('../binding.cjs') as typeof Binding
+  } catch (cause) {
+    const platform = `${process.platform}-${process.arch}`
+    throw new Error(
+      `toolwire: no native binary for ${platform} (Node ${process.versions.node}). ` +
+        `Prebuilt binaries ship as the optional package "toolwire-${platform}${process.platform === 'linux' ? '-gnu' : ''}"; ` +
+        'reinstall without --omit=optional / --no-optional, or build from source with a Rust toolchain ' +
+        '(`npm run build:native` in a clone of toolwire).',
+      { cause },
+    )
+  }
+}
+
+const binding = loadBinding()
+
+export const coreTables: typeof Binding.coreTables = binding.coreTables
+export const canonicalizeResult: typeof Binding.canonicalizeResult = binding.canonicalizeResult
+export type { BindingCoreTables } from '../binding.js'
