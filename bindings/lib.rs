@@ -1,4 +1,4 @@
 //! napi-rs glue over the `toolwire` core. No logic lives here: each export forwards
 //! to the core and maps its errors.
 
-mod result;
+pub mod result;

@@ -45,7 +45,7 @@ pub struct ToolExecutionError {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    details: Option<Value>,
+    details: Option<Box<Value>>,
 }
 
 impl ToolExecutionError {
@@ -115,7 +115,7 @@ impl ToolExecutionError {
     /// assert_eq!(e.details().unwrap()["status"], 502);
     /// ```
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -175,7 +175,7 @@ impl ToolExecutionError {
     /// assert!(e.details().is_none());
     /// ```
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 
     pub(crate) fn set_refusal(&mut self, refusal: bool) {

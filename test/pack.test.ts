@@ -1,0 +1,73 @@
+// Installs the packed tarballs (main + linux-x64-gnu) into an empty project with no
+// cargo on PATH, then uses the library through `import` and `require`.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const root = join(import.meta.dirname, '..')
+const work = mkdtempSync(join(tmpdir(), 'toolwire-install-'))
+const project = join(work, 'project')
+// PATH without any directory that holds cargo or rustc
+const PATH = (process.env.PATH ?? '').split(delimiter).filter((d) => !/cargo|rustup/.test(d)).join(delimiter)
+const env = { ...process.env, PATH }
+
+function run(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+const script = `
+  const tm = new ToolManager()
+  tm.register({ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, run: ({ text }) => ({ text }) })
+  const ok = await tm.callJson('echo', '{"text":"hi"}')
+  const bad = await tm.callJson('echo', '{"text":1}')
+  const wire = ToolResult.fromJSON('{"v":1,"status":"skipped","output":{"text":"Skipped: x"},"skipReason":"x"}').toJSONText()
+  console.log(JSON.stringify({ ok: ok.status, data: ok.data, bad: bad.status, wire }))
+`
+
+describe('packed install', () => {
+  let tarballs: string[] = []
+  beforeAll(() => {
+    tarballs = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'tarballs')], root).trim().split('\n')
+    run('mkdir', ['-p', project], work)
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+    expect(() => run('sh', ['-c', 'command -v cargo'], project)).toThrow()
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], project)
+  })
+  afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+  it('produces a main and a linux-x64-gnu package', () => {
+    expect(tarballs.map((t) => t.split('/').pop())).toEqual(['toolwire-0.1.0.tgz', 'toolwire-linux-x64-gnu-0.1.0.tgz'])
+  })
+
+  it('works through import', () => {
+    writeFileSync(join(project, 'esm.mjs'), `import { ToolManager, ToolResult } from 'toolwire'\n${script}`)
+    const out = JSON.parse(run(process.execPath, ['esm.mjs'], project))
+    expect(out).toEqual({
+      ok: 'ok',
+      data: { text: 'hi' },
+      bad: 'invalid',
+      wire: '{"v":1,"status":"skipped","output":{"text":"Skipped: x"},"skipReason":"x"}',
+    })
+  })
+
+  it('works through require', () => {
+    writeFileSync(join(project, 'cjs.cjs'), `const { ToolManager, ToolResult } = require('toolwire');\n(async () => {${script}})()`)
+    const out = JSON.parse(run(process.execPath, ['cjs.cjs'], project))
+    expect(out.ok).toBe('ok')
+    expect(out.bad).toBe('invalid')
+  })
+
+  it('names the platform and the fix when no binary is installed', () => {
+    rmSync(join(project, 'node_modules', 'toolwire-linux-x64-gnu'), { recursive: true, force: true })
+    let stderr = ''
+    try {
+      run(process.execPath, ['-e', "require('toolwire')"], project)
+    } catch (err) {
+      stderr = String((err as { stderr?: string }).stderr)
+    }
+    expect(stderr).toContain(`no native binary for ${process.platform}-${process.arch}`)
+    expect(stderr).toContain('toolwire-linux-x64-gnu')
+  })
+})
