@@ -2,7 +2,7 @@
  * toolwire: a tool-execution runtime for LLM agents. A Rust core owns every call's
  * canonical result; this package dispatches calls and shows that result to each audience.
  */
-export { ToolManager, TOOL_FAILED_MESSAGE } from './manager.js'
+export { ToolManager, ToolCallError, TOOL_FAILED_MESSAGE } from './manager.js'
 export type {
   CallOptions,
   ConcurrencyOptions,
@@ -15,7 +15,17 @@ export type {
   ToolEvents,
   ToolHints,
   ToolManagerOptions,
+  ToolManifestEntry,
+  RetryOptions,
 } from './manager.js'
+export { createOutcomeTool } from './outcome.js'
+export type { OutcomeDiagnostics, OutcomeInvocation, OutcomeTool, OutcomeToolOptions, ToolExecutionOutcome } from './outcome.js'
+export { createFormTool } from './form.js'
+export type { FormFillResult, FormToolOptions } from './form.js'
+export { JsonlEvidenceStore } from './evidence.js'
+export type { EvidenceRecord, EvidenceStore } from './evidence.js'
+export type { BreakerOptions, BreakerState } from './breaker.js'
+export { REDACTED } from './redact.js'
 export { ToolResult, ToolwireWireError, toolError, refusalError, isToolErrorKind, ERROR_KINDS, WIRE_VERSION } from './result.js'
 export type { IntoResult, PendingRequestInit, ToolErrorOptions } from './result.js'
 export { ok, invalid, refuse, cancelled, errorResult, pending, authRequired, pendingOf } from './helpers.js'

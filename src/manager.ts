@@ -3,10 +3,14 @@
  * throw or reject: every outcome is a frozen application view over one canonical
  * `ToolResult`.
  */
+import { CircuitBreaker, type BreakerOptions } from './breaker.js'
+import type { EvidenceStore } from './evidence.js'
 import { NotJsonError, toFrozenJson } from './json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
-import { refusalError, toolError, ToolResult } from './result.js'
-import type { ContentPart, JsonValue, PendingRequest } from './types.js'
+import { outcomeCallbackOf, type OutcomeDiagnostics, type OutcomeInvocation, type ToolExecutionOutcome } from './outcome.js'
+import { redact } from './redact.js'
+import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
+import type { ContentPart, FieldChange, JsonValue, PendingRequest } from './types.js'
 import { SchemaCompiler, type Issue, type SchemaOptions, type Validator } from './validate.js'
 import { viewOf, type CallResult, type CancelledBy } from './view.js'
 
@@ -24,6 +28,12 @@ export interface ToolContext {
   readonly toolName: string
   /** Aborted when the call is cancelled or times out. Created on first read. */
   readonly signal: AbortSignal
+  /** 1 for the first attempt; higher when an idempotent tool is retried. */
+  readonly attempt: number
+  /** Registers how to undo what this call did; `tm.undo(callId)` runs it once. */
+  registerUndo(restore: () => unknown): void
+  /** Reports progress (MCP `notifications/progress` when the client asked for it). */
+  reportProgress(progress: number, total?: number, message?: string): void
 }
 
 /** A permission decision: allow with `true`/`undefined`, deny with `false`, `refuse(...)` or `{ allow: false, code?, message? }`. */
@@ -58,8 +68,32 @@ export interface ToolDefinition<I = Record<string, unknown>> {
   readonly timeoutMs?: number
   readonly concurrency?: number | ConcurrencyOptions
   readonly permission?: PermissionHook
+  /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
+  readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
+  /** The human summary of a confirmation (default: "Run <name>"). */
+  summarize?(input: I): string
+  /** The changes a confirmed call would make, when known. */
+  previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
+  /** Continues a suspended call: gets the answer given to `tm.resume(requestId, answer)`. */
+  resume?(answer: unknown, input: I, ctx: ToolContext): unknown
+  /** Opt-in circuit breaker. */
+  readonly breaker?: BreakerOptions
+  /** Opt-in retries of retryable error kinds, for tools marked `idempotent` only. */
+  readonly retry?: RetryOptions
+  /** Field names to redact (besides `password` and `cc-*`) in evidence. */
+  readonly sensitive?: readonly string[]
   /** Returns a helper result, a `{ output, isError, parts?, metadata? }`, a `ToolResult`, or any value (taken as `ok(value)`). */
   run(input: I, ctx: ToolContext): unknown
+}
+
+/** Retries with exponential backoff and full jitter, never past the call's timeout or signal. */
+export interface RetryOptions {
+  /** Total attempts, the first included (default 3). */
+  readonly attempts?: number
+  /** The first backoff in ms (default 100); doubles each retry. */
+  readonly baseMs?: number
+  /** The largest backoff in ms (default 5000). */
+  readonly maxMs?: number
 }
 
 /** Options of one call. */
@@ -79,6 +113,12 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly timeoutMs?: number
   /** Default queue bound for tools with a concurrency limit (default 100). */
   readonly queueLimit?: number
+  /** How long a confirmId stays valid (default 10 minutes). */
+  readonly confirmTtlMs?: number
+  /** How many undo registrations are kept (default 1000; the oldest go first). */
+  readonly undoLimit?: number
+  /** Opt-in evidence: every settled call is appended here. */
+  readonly evidence?: EvidenceStore
 }
 
 /** Payloads of the manager's events. */
@@ -95,6 +135,10 @@ export interface ToolEvents {
   }
   error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
   output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
+  confirmation: { readonly confirmId: string; readonly callId: string; readonly tool: string; readonly approved: boolean; readonly result: CallResult }
+  progress: { readonly callId: string; readonly tool: string; readonly progress: number; readonly total?: number; readonly message?: string }
+  evidence_error: { readonly callId: string; readonly tool: string; readonly message: string; readonly error: unknown }
+  late_report: { readonly callId: string; readonly tool: string; readonly message: string }
 }
 
 export type ToolEventName = keyof ToolEvents
@@ -111,6 +155,37 @@ interface ToolEntry {
   readonly queueLimit: number
   active: number
   readonly queue: Call[]
+  readonly breaker: CircuitBreaker | undefined
+  readonly outcome: ((args: never, invocation: OutcomeInvocation) => unknown) | undefined
+  readonly sensitive: ReadonlySet<string> | undefined
+}
+
+/** A parked call: a confirmation or a suspension, continued later. */
+interface Parked {
+  readonly kind: 'confirmation' | 'suspension'
+  readonly entry: ToolEntry
+  readonly input: unknown
+  readonly callId: string
+  readonly expiresAt: number
+  used: boolean
+}
+
+/** Everything one execution produced; `tm.executeWithOutcome` reads it. */
+interface Settlement {
+  readonly view: CallResult
+  readonly result: ToolResult
+  readonly raw: unknown
+  readonly ran: boolean
+  readonly reported: string | undefined
+  readonly diagnostics: OutcomeDiagnostics
+}
+
+/** Thrown by `tm.execute` (the raw contract) when the call did not succeed. */
+export class ToolCallError extends Error {
+  override name = 'ToolCallError'
+  constructor(readonly result: CallResult) {
+    super(`tool call ${result.status}${'message' in result ? `: ${result.message}` : ''}`)
+  }
 }
 
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
@@ -132,6 +207,8 @@ let managerSeq = 0
 export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
   private readonly inflight = new Map<string, Call>()
+  private readonly parked = new Map<string, Parked>()
+  private readonly undos = new Map<string, () => unknown>()
   private readonly listeners: { [E in ToolEventName]?: Listener<E>[] } = {}
   private readonly compiler: SchemaCompiler
   private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
@@ -167,6 +244,9 @@ export class ToolManager {
       throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer`)
     }
     const queueLimit = typeof c === 'object' && c.queue !== undefined ? c.queue : (this.options.queueLimit ?? 100)
+    if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
+      throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
+    }
     const entry: ToolEntry = {
       def: tool as ToolDefinition<never>,
       name,
@@ -179,6 +259,9 @@ export class ToolManager {
       queueLimit,
       active: 0,
       queue: [],
+      breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
+      outcome: outcomeCallbackOf(tool as { execute?: unknown }),
+      sensitive: tool.sensitive === undefined ? undefined : new Set(tool.sensitive),
     }
     this.tools.set(name, entry)
     return this
@@ -264,6 +347,151 @@ export class ToolManager {
     return true
   }
 
+  /**
+   * Approves or denies a call waiting for confirmation. Runs the tool on approval;
+   * the outcome also arrives as a `confirmation` event. Never rejects.
+   */
+  confirm(confirmId: string, decision: { readonly approve: boolean }): Promise<CallResult> {
+    const parked = this.parked.get(confirmId)
+    const refusal = this.checkParked(parked, 'confirmation')
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
+    const p = parked!
+    p.used = true
+    const outcome =
+      decision?.approve === true
+        ? new Call(this, p.entry, p.callId, p.input, undefined, 'view', CONTINUE_CONFIRMED).start()
+        : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
+    return (outcome as Promise<CallResult>).then((view) => {
+      this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: decision?.approve === true, result: view })
+      return view
+    })
+  }
+
+  /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
+  resume(requestId: string, answer: unknown): Promise<CallResult> {
+    const parked = this.parked.get(requestId)
+    const refusal = this.checkParked(parked, 'suspension')
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
+    const p = parked!
+    p.used = true
+    const handler = p.entry.def.resume
+    if (typeof handler !== 'function') {
+      return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${p.entry.name}" has no resume handler`)))
+    }
+    const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, p.input, ctx)
+    return new Call(this, p.entry, p.callId, p.input, undefined, 'view', continuation).start() as Promise<CallResult>
+  }
+
+  private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
+    this.sweepParked()
+    const what = kind === 'confirmation' ? 'confirmation' : 'request'
+    if (parked === undefined || parked.kind !== kind) {
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`))
+    }
+    if (parked.used) {
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_used' : 'request_used', `This ${what} was already answered`))
+    }
+    if (Date.now() > parked.expiresAt) {
+      parked.used = true
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_expired' : 'request_expired', `This ${what} has expired`))
+    }
+    return undefined
+  }
+
+  /** @internal Parks a call under `id` until confirmed or resumed. */
+  park(id: string, kind: 'confirmation' | 'suspension', entry: ToolEntry, input: unknown, callId: string): void {
+    this.sweepParked()
+    const ttl = this.options.confirmTtlMs ?? 10 * 60_000
+    this.parked.set(id, { kind, entry, input, callId, expiresAt: Date.now() + ttl, used: false })
+  }
+
+  private sweepParked(): void {
+    if (this.parked.size < 64) return
+    const now = Date.now()
+    for (const [id, p] of this.parked) if (now > p.expiresAt) this.parked.delete(id)
+  }
+
+  /** Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects. */
+  undo(callId: string): Promise<CallResult> {
+    const restore = this.undos.get(callId)
+    const tool = 'undo'
+    if (restore === undefined) {
+      return this.settleEarly(tool, undefined, ToolResult.failed(refusalError('undo_unavailable', 'There is nothing to undo for this call')))
+    }
+    this.undos.delete(callId)
+    const fail = (err: unknown): CallResult => {
+      this.reportError(callId, tool, err)
+      return viewOf(ToolResult.failed(toolError('other', 'The undo failed.')), callId)
+    }
+    try {
+      return Promise.resolve(restore()).then((value) => {
+        try {
+          return viewOf(ToolResult.fromData(toFrozenJson(value)), callId)
+        } catch (err) {
+          return fail(err)
+        }
+      }, fail)
+    } catch (err) {
+      return Promise.resolve(fail(err))
+    }
+  }
+
+  /** @internal */
+  registerUndo(callId: string, restore: () => unknown): void {
+    this.undos.delete(callId)
+    this.undos.set(callId, restore)
+    const limit = this.options.undoLimit ?? 1000
+    while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
+  }
+
+  /** Whether `tm.undo(callId)` would run something. */
+  canUndo(callId: string): boolean {
+    return this.undos.has(callId)
+  }
+
+  /**
+   * Raw execution: runs the tool through the same pipeline and returns what its body
+   * returned. Throws `ToolCallError` (carrying the application view) when it did not succeed.
+   */
+  async execute(name: string, args: unknown, options?: CallOptions): Promise<unknown> {
+    const s = await this.settle(name, args, options)
+    if (s.view.status !== 'ok') throw new ToolCallError(s.view)
+    return s.raw
+  }
+
+  /** Runs a tool and returns its raw result with the frozen semantic outcome. Never rejects. */
+  async executeWithOutcome(
+    name: string,
+    args: unknown,
+    options?: CallOptions,
+  ): Promise<{ readonly result: unknown; readonly outcome: ToolExecutionOutcome; readonly diagnostics: OutcomeDiagnostics }> {
+    const s = await this.settle(name, args, options)
+    return { result: s.raw, outcome: outcomeOf(s, name), diagnostics: s.diagnostics }
+  }
+
+  private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
+    const entry = this.tools.get(name)
+    const early = (result: ToolResult): Promise<Settlement> =>
+      this.settleEarly(name, options, result).then((view) => ({ view, result, raw: undefined, ran: false, reported: undefined, diagnostics: newDiagnostics() }))
+    if (entry === undefined) return early(ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`)))
+    const issues = entry.validate(input)
+    if (issues !== undefined) return early(ToolResult.failed(invalidError(issues)))
+    return new Call(this, entry, options?.callId ?? this.nextCallId(), input, options, 'settlement', undefined).start() as Promise<Settlement>
+  }
+
+  /** The tools with their schemas and hints, JSON-serializable: the MCP / WebMCP / bridge description. */
+  manifest(): readonly ToolManifestEntry[] {
+    return [...this.tools.values()].map(({ def }) => {
+      const item: Record<string, unknown> = { name: def.name }
+      if (def.description !== undefined) item.description = def.description
+      item.inputSchema = def.inputSchema
+      if (def.outputSchema !== undefined) item.outputSchema = def.outputSchema
+      item.hints = { ...def.hints }
+      if (def.needsConfirmation !== undefined && def.needsConfirmation !== false) item.needsConfirmation = true
+      return item as unknown as ToolManifestEntry
+    })
+  }
+
   /** @internal */
   nextCallId(): string {
     return this.idPrefix + ++this.seq
@@ -288,8 +516,7 @@ export class ToolManager {
         ToolResult.failed(refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)),
       )
     }
-    const call = new Call(this, entry, callId, input, options)
-    return call.start()
+    return new Call(this, entry, callId, input, options, 'view', undefined).start() as Promise<CallResult>
   }
 
   /** @internal A call settled before its body could run. */
@@ -321,6 +548,52 @@ export class ToolManager {
   untrack(call: Call): void {
     this.inflight.delete(call.callId)
   }
+}
+
+/** One tool in `tm.manifest()`. */
+export interface ToolManifestEntry {
+  readonly name: string
+  readonly description?: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema?: JsonSchema
+  readonly hints: ToolHints
+  readonly needsConfirmation?: true
+}
+
+/** Marks a call continuing after approval: no permission or confirmation gate again. */
+const CONTINUE_CONFIRMED = Symbol('confirmed')
+type Continuation = typeof CONTINUE_CONFIRMED | ((ctx: ToolContext) => unknown) | undefined
+
+function newDiagnostics(): OutcomeDiagnostics {
+  return { configurationFailures: [], late: [] }
+}
+
+function outcomeOf(s: Settlement, tool: string): ToolExecutionOutcome {
+  const r = s.result
+  const callId = s.view.callId ?? ''
+  let status: ToolExecutionOutcome['status']
+  switch (r.disposition()) {
+    case 'success':
+      status = 'succeeded'
+      break
+    case 'refused':
+      status = 'denied'
+      break
+    case 'skipped':
+      status = 'skipped'
+      break
+    case 'pending':
+      status = 'pending'
+      break
+    default: {
+      const kind = r.error()!.kind
+      status = kind === 'timeout' ? 'timed_out' : kind === 'cancelled' ? 'cancelled' : kind === 'invalid_args' ? 'invalid' : 'failed'
+    }
+  }
+  const e = r.error() ?? r.refusal()
+  const outcome: Record<string, unknown> = { status, callId, tool, reported: s.reported !== undefined }
+  if (e !== undefined) outcome.error = Object.freeze({ kind: e.kind, message: e.message })
+  return Object.freeze(outcome) as unknown as ToolExecutionOutcome
 }
 
 function invalidError(issues: readonly Issue[]): ReturnType<typeof toolError> {
@@ -370,15 +643,26 @@ function fromModelResult(r: ModelResult): ToolResult {
   return metadata === undefined ? result : result.withMetadata(metadata)
 }
 
+
 /** One admitted call, from admission to its single settlement. */
 class Call {
   private settled = false
   private controller: AbortController | undefined
   private timer: ReturnType<typeof setTimeout> | undefined
+  private retryTimer: ReturnType<typeof setTimeout> | undefined
   private onAbort: (() => void) | undefined
-  private resolve!: (view: CallResult) => void
+  private resolve!: (value: CallResult | Settlement) => void
   private readonly startedAt = performance.now()
+  private readonly startedAtMs = Date.now()
   private running = false
+  private admittedByBreaker = false
+  private attemptNo = 1
+  /** What the body returned (helper `ok` unwrapped), for the raw contract. */
+  private raw: unknown = undefined
+  private ran = false
+  private reported: string | undefined
+  private callbackSettled = true
+  private diagnostics: OutcomeDiagnostics | undefined
   readonly ctx: ToolContext
 
   constructor(
@@ -387,6 +671,8 @@ class Call {
     readonly callId: string,
     private readonly input: unknown,
     private readonly options: CallOptions | undefined,
+    private readonly mode: 'view' | 'settlement',
+    private readonly continuation: Continuation,
   ) {
     const call = this
     this.ctx = {
@@ -394,6 +680,20 @@ class Call {
       toolName: entry.name,
       get signal() {
         return call.signal()
+      },
+      get attempt() {
+        return call.attemptNo
+      },
+      registerUndo(restore) {
+        if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
+        tm.registerUndo(callId, restore)
+      },
+      reportProgress(progress, total, message) {
+        if (call.settled || !tm.hasListeners('progress')) return
+        const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId, tool: entry.name, progress }
+        if (total !== undefined) event.total = total
+        if (message !== undefined) event.message = message
+        tm.emit('progress', event)
       },
     }
   }
@@ -406,8 +706,8 @@ class Call {
     return this.controller.signal
   }
 
-  start(): Promise<CallResult> {
-    const promise = new Promise<CallResult>((resolve) => {
+  start(): Promise<CallResult | Settlement> {
+    const promise = new Promise<CallResult | Settlement>((resolve) => {
       this.resolve = resolve
     })
     const { tm, entry, options } = this
@@ -429,13 +729,9 @@ class Call {
         timeoutMs,
       )
     }
-    const hooks = tm.options.permission === undefined ? entry.def.permission : undefined
-    if (tm.options.permission !== undefined || entry.def.permission !== undefined) {
-      this.checkPermission()
-    } else {
-      void hooks
-      this.admit()
-    }
+    if (this.continuation !== undefined) this.admit()
+    else if (tm.options.permission !== undefined || entry.def.permission !== undefined) this.checkPermission()
+    else this.gate()
     return promise
   }
 
@@ -444,7 +740,7 @@ class Call {
     const request = Object.freeze({ tool: this.entry.name, input: this.input, callId: this.callId })
     const step = (i: number): void => {
       if (this.settled) return
-      if (i === hooks.length) return this.admit()
+      if (i === hooks.length) return this.gate()
       let decision: PermissionDecision | Promise<PermissionDecision>
       try {
         decision = hooks[i]!(request)
@@ -494,9 +790,58 @@ class Call {
     return false
   }
 
+  /** The confirmation gate (deferred mode). */
+  private gate(): void {
+    const rule = this.entry.def.needsConfirmation
+    if (rule === undefined || rule === false) return this.admit()
+    let needed: boolean | Promise<boolean>
+    try {
+      needed = rule === true ? true : (rule as (i: unknown, c: ToolContext) => boolean | Promise<boolean>)(this.input, this.ctx)
+    } catch (err) {
+      return this.fail(err)
+    }
+    if (isThenable(needed)) (needed as Promise<boolean>).then((n) => (n ? this.askConfirmation() : this.admit()), (err) => this.fail(err))
+    else if (needed) this.askConfirmation()
+    else this.admit()
+  }
+
+  private askConfirmation(): void {
+    if (this.settled) return
+    const def = this.entry.def as ToolDefinition<unknown>
+    let summary: string
+    let changes: readonly FieldChange[] | Promise<readonly FieldChange[]> | undefined
+    try {
+      summary = def.summarize?.(this.input) ?? `Run ${this.entry.name} with ${JSON.stringify(this.input)}`
+      changes = def.previewChanges?.(this.input)
+    } catch (err) {
+      return this.fail(err)
+    }
+    const park = (list: readonly FieldChange[] | undefined): void => {
+      if (this.settled) return
+      const confirmId = globalThis.crypto.randomUUID()
+      let result: ToolResult
+      try {
+        result = ToolResult.pending(list === undefined ? { id: confirmId, kind: 'confirmation', summary } : { id: confirmId, kind: 'confirmation', summary, changes: list })
+      } catch (err) {
+        return this.fail(err)
+      }
+      this.tm.park(confirmId, 'confirmation', this.entry, this.input, this.callId)
+      this.finish(result)
+    }
+    if (isThenable(changes)) (changes as Promise<readonly FieldChange[]>).then(park, (err) => this.fail(err))
+    else park(changes as readonly FieldChange[] | undefined)
+  }
+
   private admit(): void {
     if (this.settled) return
     const entry = this.entry
+    if (entry.breaker !== undefined) {
+      if (!entry.breaker.admit()) {
+        this.finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
+        return
+      }
+      this.admittedByBreaker = true
+    }
     if (entry.active < entry.limit) {
       entry.active++
       this.running = true
@@ -510,10 +855,19 @@ class Call {
     }
   }
 
-  private runBody(): void {
+  /** @internal Starts the body (first attempt or a retry). */
+  runBody(): void {
+    this.ran = true
     let ret: unknown
     try {
-      ret = (this.entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.input, this.ctx)
+      const continuation = this.continuation
+      if (typeof continuation === 'function') {
+        ret = continuation(this.ctx)
+      } else if (this.entry.outcome !== undefined) {
+        ret = this.runOutcomeCallback(this.entry.outcome)
+      } else {
+        ret = (this.entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.input, this.ctx)
+      }
     } catch (err) {
       this.fail(err)
       return
@@ -528,8 +882,52 @@ class Call {
     }
   }
 
+  private runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
+    const diagnostics = (this.diagnostics ??= newDiagnostics())
+    this.callbackSettled = false
+    const invocation: OutcomeInvocation = {
+      context: this.ctx,
+      reportFailure: (error: Error) => {
+        if (this.callbackSettled) return // inert once the callback settles
+        if (!(error instanceof Error)) {
+          diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
+          return
+        }
+        const message = String(error.message) // captured when reported
+        if (this.settled) {
+          diagnostics.late.push(Object.freeze({ message }))
+          this.tm.emit('late_report', { callId: this.callId, tool: this.entry.name, message })
+        } else if (this.reported === undefined) {
+          this.reported = message
+        }
+      },
+    }
+    let ret: unknown
+    try {
+      ret = callback(this.input as never, invocation)
+    } catch (err) {
+      this.callbackSettled = true
+      throw err
+    }
+    if (!isThenable(ret)) {
+      this.callbackSettled = true
+      return ret
+    }
+    return (ret as Promise<unknown>).then(
+      (v) => {
+        this.callbackSettled = true
+        return v
+      },
+      (e) => {
+        this.callbackSettled = true
+        throw e
+      },
+    )
+  }
+
   private complete(value: unknown): void {
     if (this.settled) return
+    this.raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
     let result: ToolResult
     try {
       result = normalizeReturn(value, this.entry.untrusted)
@@ -537,18 +935,51 @@ class Call {
       this.tm.reportError(this.callId, this.entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
+      if (this.reported !== undefined && this.diagnostics !== undefined) this.diagnostics.pipeline = (err as Error).message
+    }
+    if (this.reported !== undefined && !result.isError()) {
+      result = ToolResult.failed(toolError('other', this.reported))
     }
     if (this.tm.development && this.entry.validateOutput !== undefined && result.isSuccess()) {
       const issues = this.entry.validateOutput(result.data() ?? result.text())
       if (issues !== undefined) this.tm.emit('output_invalid', { callId: this.callId, tool: this.entry.name, issues })
     }
-    this.finish(result)
+    this.settleAttempt(result)
   }
 
   private fail(err: unknown): void {
     if (this.settled) return
     this.tm.reportError(this.callId, this.entry.name, err)
-    this.finish(ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)))
+    if (this.reported !== undefined && this.diagnostics !== undefined) {
+      this.diagnostics.pipeline = err instanceof Error ? err.message : String(err)
+      return this.settleAttempt(ToolResult.failed(toolError('other', this.reported)))
+    }
+    const e = err as { kind?: unknown; retryable?: unknown }
+    const kind = typeof e === 'object' && e !== null && isToolErrorKind(e.kind) ? e.kind : 'other'
+    const options = typeof e === 'object' && e !== null && typeof e.retryable === 'boolean' ? { retryable: e.retryable } : {}
+    this.settleAttempt(ToolResult.failed(toolError(kind, kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`, options)))
+  }
+
+  /** Ends one attempt: retries a retryable error when allowed, else settles. */
+  private settleAttempt(result: ToolResult): void {
+    const retry = this.entry.def.retry
+    const error = result.error()
+    if (retry !== undefined && error !== undefined && error.retryable && this.reported === undefined && typeof this.continuation !== 'function') {
+      const attempts = retry.attempts ?? 3
+      if (this.attemptNo < attempts) {
+        const base = retry.baseMs ?? 100
+        const cap = retry.maxMs ?? 5000
+        const delay = Math.random() * Math.min(cap, base * 2 ** (this.attemptNo - 1))
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined
+          if (this.settled) return
+          this.attemptNo++
+          this.runBody()
+        }, delay)
+        return
+      }
+    }
+    this.finish(result)
   }
 
   /** Settles from outside the body (cancel, signal, timeout) and aborts the tool's signal. */
@@ -563,6 +994,7 @@ class Call {
     this.settled = true
     const { tm, entry } = this
     if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
     if (this.onAbort !== undefined) this.options!.signal!.removeEventListener('abort', this.onAbort)
     tm.untrack(this)
     if (this.running) {
@@ -572,7 +1004,14 @@ class Call {
       const i = entry.queue.indexOf(this)
       if (i >= 0) entry.queue.splice(i, 1)
     }
+    if (this.admittedByBreaker) {
+      entry.breaker!.settle(result.isError() && !result.isErrorKind('cancelled') && !result.isErrorKind('invalid_args'))
+    }
+    if (result.isPending() && this.ran) {
+      tm.park(result.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
+    }
     const view = viewOf(result, this.callId)
+    if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {
       tm.emit('call_end', {
         callId: this.callId,
@@ -584,7 +1023,40 @@ class Call {
         view,
       })
     }
-    this.resolve(view)
+    if (this.mode === 'view') {
+      this.resolve(view)
+    } else {
+      this.resolve({ view, result, raw: this.raw, ran: this.ran, reported: this.reported, diagnostics: (this.diagnostics ??= newDiagnostics()) })
+    }
+  }
+
+  private writeEvidence(store: EvidenceStore, result: ToolResult): void {
+    const fail = (error: unknown): void =>
+      this.tm.emit('evidence_error', { callId: this.callId, tool: this.entry.name, message: error instanceof Error ? error.message : String(error), error })
+    try {
+      let raw: JsonValue | null = null
+      try {
+        raw = toFrozenJson(this.raw)
+      } catch {
+        raw = null
+      }
+      const status = outcomeOf(
+        { view: viewOf(result, this.callId), result, raw: this.raw, ran: true, reported: this.reported, diagnostics: newDiagnostics() },
+        this.entry.name,
+      ).status
+      const written = store.append({
+        callId: this.callId,
+        tool: this.entry.name,
+        input: redact(this.input, this.entry.sensitive),
+        result: redact(raw, this.entry.sensitive),
+        status,
+        startedAt: new Date(this.startedAtMs).toISOString(),
+        endedAt: new Date().toISOString(),
+      })
+      if (isThenable(written)) (written as Promise<void>).then(undefined, fail)
+    } catch (err) {
+      fail(err)
+    }
   }
 
   private releaseSlot(): void {

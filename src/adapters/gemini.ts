@@ -1,0 +1,81 @@
+/**
+ * Gemini adapter: a `functionResponse` part with `response: { output }` or
+ * `response: { error }` and media inside `functionResponse.parts`.
+ */
+import { degradedNote, toCanonical, toModel, type ResultLike } from '../model.js'
+import type { ContentPart } from '../types.js'
+
+/** One media part inside a `functionResponse`: inline bytes or a file URI. */
+export type GeminiFunctionResponsePart =
+  | { readonly inlineData: { readonly mimeType: string; readonly data: string; readonly displayName?: string } }
+  | { readonly fileData: { readonly mimeType: string; readonly fileUri: string; readonly displayName?: string } }
+
+/** The body of a `functionResponse`. */
+export interface GeminiFunctionResponse {
+  readonly name: string
+  readonly id?: string
+  readonly response: { readonly output: string } | { readonly error: string }
+  readonly parts?: GeminiFunctionResponsePart[]
+}
+
+/** The content part answering one function call. */
+export interface GeminiFunctionResponsePartEnvelope {
+  readonly functionResponse: GeminiFunctionResponse
+}
+
+/** Options of `toGemini`. */
+export interface GeminiOptions {
+  /** The function's name (as in the `functionCall`). */
+  readonly name: string
+  /** The `functionCall.id`, when the model gave one. */
+  readonly id?: string
+}
+
+/** MIME types Gemini documents for multimodal function responses. */
+export const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: readonly string[] = Object.freeze([
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'application/pdf',
+  'text/plain',
+])
+
+const SUPPORTED = new Set(GEMINI_FUNCTION_RESPONSE_MIME_TYPES)
+
+function geminiPart(part: ContentPart): GeminiFunctionResponsePart | undefined {
+  const mimeType = part.mimeType.split(';')[0]!.trim().toLowerCase()
+  if (!SUPPORTED.has(mimeType)) return undefined
+  const name = part.name === undefined ? {} : { displayName: part.name }
+  if (part.data !== undefined) return { inlineData: { mimeType, data: part.data, ...name } }
+  if (part.url !== undefined) return { fileData: { mimeType, fileUri: part.url, ...name } }
+  return undefined
+}
+
+/**
+ * Renders a result as a Gemini `functionResponse` part: `response: { output }` on
+ * success, `response: { error }` for every non-success (the text is the model view's
+ * output), media in `functionResponse.parts` as `inlineData` (base64) or `fileData` (URL).
+ *
+ * Degradation: media types outside PNG/JPEG/WebP/PDF/plain text (audio, GIF, other
+ * files) become a text note in `output`/`error`.
+ */
+export function toGemini(input: ResultLike, options: GeminiOptions): GeminiFunctionResponsePartEnvelope {
+  const result = toCanonical(input)
+  const view = toModel(result)
+  const parts: GeminiFunctionResponsePart[] = []
+  const notes: string[] = []
+  for (const part of view.parts ?? []) {
+    const rendered = geminiPart(part)
+    if (rendered === undefined) notes.push(degradedNote(part, 'a Gemini functionResponse'))
+    else parts.push(rendered)
+  }
+  const text = notes.length > 0 ? `${view.output}\n${notes.join('\n')}` : view.output
+  const response = view.isError ? { error: text } : { output: text }
+  const body: GeminiFunctionResponse = {
+    name: options.name,
+    ...(options.id === undefined ? {} : { id: options.id }),
+    response,
+    ...(parts.length > 0 ? { parts } : {}),
+  }
+  return { functionResponse: body }
+}

@@ -1,0 +1,74 @@
+/**
+ * Form fills: a tool whose input is the values to fill into a form. Filling returns
+ * `{ changes, skipped }`, redacts sensitive fields and registers an undo that
+ * restores the before-values.
+ */
+import { isDeepStrictEqual } from 'node:util'
+import { ok } from './helpers.js'
+import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
+import { isSensitive, REDACTED } from './redact.js'
+import type { FieldChange, JsonValue } from './types.js'
+
+/** Options of `createFormTool`. */
+export interface FormToolOptions {
+  readonly name: string
+  readonly description?: string
+  /** A JSON Schema object (`type: 'object'`, `properties`) of the form's fields. */
+  readonly fields: { readonly type?: 'object'; readonly properties: { readonly [field: string]: JsonSchema }; readonly [key: string]: unknown }
+  /** Returns the current values. */
+  read(): Record<string, JsonValue> | Promise<Record<string, JsonValue>>
+  /** Stores new values (the whole form). */
+  write(values: Record<string, JsonValue>): void | Promise<void>
+  /** Field names to redact besides `password` and `cc-*`. */
+  readonly sensitive?: readonly string[]
+  readonly hints?: ToolHints
+}
+
+/** What a fill returns: the fields it wrote and the fields it left alone. */
+export interface FormFillResult {
+  readonly changes: readonly FieldChange[]
+  readonly skipped: readonly string[]
+}
+
+function pointer(field: string): string {
+  return '/' + field.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+/** Makes a form-fill tool. Sensitive fields appear as `'[redacted]'` in changes. */
+export function createFormTool(options: FormToolOptions): ToolDefinition<Record<string, JsonValue>> & { readonly sensitive: readonly string[] } {
+  const properties = options.fields?.properties
+  if (typeof properties !== 'object' || properties === null) throw new TypeError('toolwire: createFormTool needs fields: { properties }')
+  const extra = new Set(options.sensitive ?? [])
+  const { required: _required, ...rest } = options.fields as { required?: unknown; [key: string]: unknown }
+  return {
+    name: options.name,
+    description: options.description ?? `Fill in the ${options.name} form`,
+    inputSchema: { type: 'object', additionalProperties: false, ...rest },
+    hints: { idempotent: true, ...options.hints },
+    sensitive: [...extra],
+    async run(values: Record<string, JsonValue>, ctx: ToolContext & { registerUndo?: (restore: () => unknown) => void }) {
+      const before = { ...(await options.read()) }
+      const next: Record<string, JsonValue> = { ...before }
+      const changes: FieldChange[] = []
+      const skipped: string[] = []
+      for (const field of Object.keys(values)) {
+        const value = values[field] as JsonValue
+        if (!(field in properties) || isDeepStrictEqual(before[field], value)) {
+          skipped.push(field)
+          continue
+        }
+        const hidden = isSensitive(field, extra)
+        const change: { path: string; before?: JsonValue; after?: JsonValue } = { path: pointer(field) }
+        if (Object.hasOwn(before, field)) change.before = hidden ? REDACTED : (before[field] as JsonValue)
+        change.after = hidden ? REDACTED : value
+        changes.push(change)
+        next[field] = value
+      }
+      if (changes.length > 0) {
+        await options.write(next)
+        ctx.registerUndo?.(() => options.write(before))
+      }
+      return ok<FormFillResult>({ changes, skipped })
+    },
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Outcome-reporting tools: a callback may catch an operational error, still return
+ * its application value, and report the failure to its own invocation. The first
+ * valid report wins; reports are inert once the callback settles; a late report
+ * (after cancellation or a timeout froze the outcome) only updates that invocation's
+ * late diagnostics.
+ */
+import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
+import type { ToolErrorKind } from './types.js'
+
+/** What an outcome callback receives besides its arguments. */
+export interface OutcomeInvocation {
+  /** The call's context, when run by a manager. */
+  readonly context?: ToolContext
+  /** Reports an operational failure with a public-safe message. Never throws. */
+  reportFailure(error: Error): void
+}
+
+/** Options of `createOutcomeTool`: normal tool metadata plus an outcome-aware callback. */
+export interface OutcomeToolOptions<TArgs, TResult> {
+  readonly definition: {
+    readonly type: 'function'
+    readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchema }
+  }
+  readonly output?: { readonly effect?: 'read' | 'write' | 'none' }
+  readonly hints?: ToolHints
+  readonly timeoutMs?: number
+  execute(args: TArgs, invocation: OutcomeInvocation): TResult | Promise<TResult>
+}
+
+/** A tool made by `createOutcomeTool`: an ordinary tool whose `execute` returns raw data. */
+export interface OutcomeTool<TArgs, TResult> extends ToolDefinition<TArgs> {
+  readonly definition: OutcomeToolOptions<TArgs, TResult>['definition']
+  /** Runs the callback directly and returns its raw data, with no outcome to report into. */
+  execute(args: TArgs, context?: ToolContext): Promise<TResult>
+}
+
+/** The frozen semantic outcome of one execution. */
+export interface ToolExecutionOutcome {
+  readonly status: 'succeeded' | 'failed' | 'cancelled' | 'timed_out' | 'denied' | 'invalid' | 'pending' | 'skipped'
+  readonly callId: string
+  readonly tool: string
+  /** Whether the callback reported the failure (rather than throwing or being stopped). */
+  readonly reported: boolean
+  readonly error?: { readonly kind: ToolErrorKind; readonly message: string }
+}
+
+/** Diagnostics of one invocation. Late reports land here and nowhere else. */
+export interface OutcomeDiagnostics {
+  /** Reports that were not Error instances: configuration failures, recorded without throwing. */
+  readonly configurationFailures: string[]
+  /** Valid reports after the outcome was frozen (the caller cancelled or timed out). */
+  readonly late: { readonly message: string }[]
+  /** A throw or normalization error after a report: causal pipeline diagnostics. */
+  pipeline?: string
+}
+
+type Callback = (args: never, invocation: OutcomeInvocation) => unknown
+
+const callbacks = new WeakMap<object, Callback>()
+
+/** @internal The outcome callback behind a tool's `execute`, if it has one. */
+export function outcomeCallbackOf(tool: { readonly execute?: unknown }): Callback | undefined {
+  return typeof tool.execute === 'function' ? callbacks.get(tool.execute) : undefined
+}
+
+const inert: OutcomeInvocation['reportFailure'] = () => {}
+
+/**
+ * Makes a tool whose callback can report operational failures.
+ *
+ * @example
+ * const lookup = createOutcomeTool({
+ *   definition: { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } },
+ *   execute: async (args, invocation) => {
+ *     try { return { success: true, record: await find(args) } }
+ *     catch { invocation.reportFailure(new Error('Lookup is unavailable')); return { success: false, record: null } }
+ *   },
+ * })
+ */
+export function createOutcomeTool<TArgs, TResult>(options: OutcomeToolOptions<TArgs, TResult>): OutcomeTool<TArgs, TResult> {
+  const fn = options?.definition?.function
+  if (options?.definition?.type !== 'function' || typeof fn?.name !== 'string') {
+    throw new TypeError('toolwire: createOutcomeTool needs definition: { type: "function", function: { name, parameters } }')
+  }
+  if (typeof options.execute !== 'function') throw new TypeError('toolwire: createOutcomeTool needs an execute(args, invocation) callback')
+  const callback = options.execute
+  const execute = async (args: TArgs, context?: ToolContext): Promise<TResult> =>
+    callback(args, context === undefined ? { reportFailure: inert } : { context, reportFailure: inert })
+  callbacks.set(execute, callback as Callback)
+  const hints: ToolHints = { ...(options.output?.effect === 'read' ? { readOnly: true } : {}), ...options.hints }
+  return {
+    name: fn.name,
+    ...(fn.description === undefined ? {} : { description: fn.description }),
+    inputSchema: fn.parameters,
+    hints,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    definition: options.definition,
+    execute,
+    run: (input: TArgs, ctx: ToolContext) => execute(input, ctx),
+  }
+}
