@@ -835,5 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BindingMetrics = nativeBinding.BindingMetrics
+module.exports.BindingSchema = nativeBinding.BindingSchema
+module.exports.callRecordJson = nativeBinding.callRecordJson
 module.exports.canonicalizeResult = nativeBinding.canonicalizeResult
 module.exports.coreTables = nativeBinding.coreTables

@@ -9,6 +9,43 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * One runtime's tool-call metrics (create one per ToolManager, not per call).
+ *
+ * Tool names are interned once with `registerTool`; settled calls are then sent in
+ * batches of 4 numbers per record: `[toolId, statusCode, errorKindCode, durationMs]`,
+ * statusCode 0 success, 1 error, 2 denied, 3 skipped, 4 pending, or -1 for a
+ * call-started record (increments the in-flight gauge); errorKindCode -1 for none,
+ * else an index into `coreTables().errorKinds`.
+ */
+export declare class BindingMetrics {
+  constructor()
+  /** Interns a tool name; the same name always gets the same id. */
+  registerTool(name: string): number
+  /**
+   * Records a batch of call records in order; a malformed batch throws and records
+   * nothing. Returns the number of records.
+   */
+  recordBatch(batch: Float64Array): number
+  /** Sets a tool's circuit-breaker state: 0 closed, 1 open, 2 half-open. */
+  setBreakerState(toolId: number, state: number): void
+  /** The metrics snapshot as JSON text. */
+  snapshotJson(): string
+  /** The metrics in the Prometheus text exposition format. */
+  prometheus(): string
+}
+
+/** A schema compiled by the core (one per tool, made at registration). */
+export declare class BindingSchema {
+  /**
+   * Compiles a schema given as JSON text; `resources_json` is an object of URI → schema.
+   * Throws when the schema does not compile or a `$ref` does not resolve.
+   */
+  static compile(schemaJson: string, resourcesJson: string): BindingSchema
+  /** Validates JSON text; returns the issues, or `null` when it is valid. */
+  validateJson(text: string): Array<BindingIssue> | null
+}
+
 /** The core's tables, read once when the package loads. */
 export interface BindingCoreTables {
   wireVersion: number
@@ -28,6 +65,18 @@ export interface BindingErrorKind {
   name: string
   retryable: boolean
 }
+
+/** One validation failure. */
+export interface BindingIssue {
+  path: string
+  message: string
+}
+
+/**
+ * The JSON record of one settled call, from a wire result document and integer
+ * unix-millisecond timestamps (the reference for `test/vectors/records`).
+ */
+export declare function callRecordJson(callId: string, tool: string, resultJson: string, startedAtMs: number, endedAtMs: number, attempt: number, undoAvailable: boolean): string
 
 /**
  * Parses and validates a wire document and returns its canonical serialization.

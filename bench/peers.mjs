@@ -19,13 +19,15 @@
 
 export const FAMILIES = ['baseline', 'ai', 'mcp', 'openai-agents', 'langchain'];
 
-/** Promise.all of `n` calls of `call`. */
+/** Promise.all of `n` calls of `call`. Each batch function is compiled separately
+ * (unique source), so its call site's feedback is not shared between candidates. */
+let batchSeq = 0;
 function batchOf(n, call) {
-  return () => {
-    const ps = new Array(n);
-    for (let i = 0; i < n; i++) ps[i] = call();
-    return Promise.all(ps);
-  };
+  return new Function(
+    'n',
+    'call',
+    `// batch #${++batchSeq}\nreturn () => {\n  const ps = new Array(n);\n  for (let i = 0; i < n; i++) ps[i] = call();\n  return Promise.all(ps);\n};`,
+  )(n, call);
 }
 
 const toolMessage = (callId, content) => JSON.stringify({ role: 'tool', tool_call_id: callId, content });
@@ -35,12 +37,14 @@ async function baseline(ctx) {
   const { default: Ajv } = await import('ajv');
   const ajv = new Ajv();
   const validate = ajv.compile(ctx.echoSchema);
-  const { body, args, argsText, callId } = ctx;
+  const { args, argsText, callId } = ctx;
+  const body = ctx.makeBody('bare'); // each candidate has its own copy of the body
+  const handBody = ctx.makeBody('hand-written');
   // The hand-written path: JSON.parse + ajv-compiled validator + call.
   async function call(text) {
     const a = JSON.parse(text);
     if (!validate(a)) throw new TypeError(`invalid arguments: ${ajv.errorsText(validate.errors)}`);
-    return await body(a);
+    return await handBody(a);
   }
   const handNotes = 'JSON.parse(argsText) + ajv-compiled validator + await body';
   switch (ctx.group) {
@@ -90,12 +94,12 @@ async function aiSdk(ctx) {
   const { z } = await import('zod');
   const ajv = new Ajv();
   const ajvValidate = ajv.compile(ctx.echoSchema);
-  const { body, argsText, callId, toolName } = ctx;
+  const { argsText, callId, toolName } = ctx;
   const EMPTY_MESSAGES = [];
 
-  const mk = (inputSchema) => tool({ description: ctx.description, inputSchema, execute: body });
+  const mk = (inputSchema) => tool({ description: ctx.description, inputSchema, execute: ctx.makeBody('ai') });
   const jsonAjvTool = mk(
-    jsonSchema(ctx.echoSchema, {
+    jsonSchema(structuredClone(ctx.echoSchema), {
       validate: (value) =>
         ajvValidate(value)
           ? { success: true, value }
@@ -103,7 +107,7 @@ async function aiSdk(ctx) {
     }),
   );
   const zodTool = mk(zodSchema(z.object({ text: z.string(), n: z.number().int() }).strict()));
-  const noValidateTool = mk(jsonSchema(ctx.echoSchema));
+  const noValidateTool = mk(jsonSchema(structuredClone(ctx.echoSchema)));
 
   async function execute(t, text) {
     const parsed = await safeParseJSON({ text, schema: asSchema(t.inputSchema) });
@@ -164,7 +168,7 @@ async function aiSdk(ctx) {
 // ---------------------------------------------------------------- MCP SDK
 // McpServer.registerTool only accepts Zod (raw shape or object) input schemas,
 // so MCP validates with zod: z.object({text: z.string(), n: z.number().int()}).strict().
-// The tool callback must return a CallToolResult, so it wraps the shared body as
+// The tool callback must return a CallToolResult, so it wraps the body as
 // {content:[{type:"text", text: JSON.stringify(result)}]} (a string result is used as-is).
 //
 // (a) handler path: the request handler McpServer installs for "tools/call",
@@ -184,9 +188,10 @@ async function mcpSdk(ctx) {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
   const { z } = await import('zod');
-  const { body, argsText, callId, toolName } = ctx;
+  const { argsText, callId, toolName } = ctx;
 
   function makeServer() {
+    const body = ctx.makeBody('mcp');
     const server = new McpServer({ name: 'bench-server', version: '1.0.0' });
     server.registerTool(
       toolName,
@@ -291,12 +296,12 @@ async function mcpSdk(ctx) {
 async function openaiAgents(ctx) {
   const { tool, RunContext, RunToolCallOutputItem, Agent } = await import('@openai/agents');
   const { z } = await import('zod');
-  const { body, argsText, callId, toolName } = ctx;
+  const { argsText, callId, toolName } = ctx;
   const runContext = new RunContext({});
-  const mk = (parameters, strict) => tool({ name: toolName, description: ctx.description, parameters, strict, execute: body });
+  const mk = (parameters, strict) => tool({ name: toolName, description: ctx.description, parameters, strict, execute: ctx.makeBody('openai-agents') });
   const zodTool = mk(z.object({ text: z.string(), n: z.number().int() }).strict(), true);
-  const jsonStrict = mk(ctx.echoSchema, true);
-  const jsonLoose = mk(ctx.echoSchema, false);
+  const jsonStrict = mk(structuredClone(ctx.echoSchema), true);
+  const jsonLoose = mk(structuredClone(ctx.echoSchema), false);
   const DEFAULT_ERROR = 'An error occurred while running the tool. Please try again.';
   const checkOf = (t) => async (text) => {
     const r = await t.invoke(runContext, text);
@@ -355,9 +360,9 @@ async function openaiAgents(ctx) {
 async function langchain(ctx) {
   const { tool } = await import('@langchain/core/tools');
   const { z } = await import('zod');
-  const { body, argsText, callId, toolName } = ctx;
-  const jsonTool = tool(body, { name: toolName, description: ctx.description, schema: ctx.echoSchema });
-  const zodTool = tool(body, { name: toolName, description: ctx.description, schema: z.object({ text: z.string(), n: z.number().int() }).strict() });
+  const { argsText, callId, toolName } = ctx;
+  const jsonTool = tool(ctx.makeBody('langchain'), { name: toolName, description: ctx.description, schema: structuredClone(ctx.echoSchema) });
+  const zodTool = tool(ctx.makeBody('langchain'), { name: toolName, description: ctx.description, schema: z.object({ text: z.string(), n: z.number().int() }).strict() });
   const viaArgs = (t) => (text) => t.invoke(JSON.parse(text));
   const viaToolCall = (t) => (text) => t.invoke({ type: 'tool_call', id: callId, name: toolName, args: JSON.parse(text) });
   const jsonNotes = 'tool(fn, {schema: JSON Schema}).invoke(JSON.parse(argsText))';

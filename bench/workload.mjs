@@ -37,19 +37,31 @@ export function bigText() {
 
 // Counts executions of the tool body; the sanity check uses it to prove that
 // invalid arguments were rejected *before* the body ran.
-let bodyCalls = 0;
-export const bodyCallCount = () => bodyCalls;
+const counter = { n: 0 };
+export const bodyCallCount = () => counter.n;
 
-/** The tool body every small-call row uses. */
-export async function echo({ text, n }) {
-  bodyCalls++;
+// Every candidate gets its OWN copy of the tool body (same source text, compiled
+// separately). V8 shares inline-cache feedback between all callers of one
+// function, so a single shared `echo` would see argument objects of many hidden
+// classes (JSON.parse output, zod output, ...) and go polymorphic/megamorphic,
+// slowing every row in the process by an amount that depends on which peers
+// are present (the same reason the harness compiles one timing loop per row).
+let copySeq = 0;
+const ECHO_SRC = `async function echo({ text, n }) {
+  counter.n++;
   return { echoed: text.repeat(n) };
+}`;
+const BIG_ECHO_SRC = `async function bigEcho({ text, n }) {
+  counter.n++;
+  return bigText;
+}`;
+/** A fresh copy of the small tool body: async ({ text, n }) => ({ echoed: text.repeat(n) }). */
+export function makeEcho(tag = '') {
+  return new Function('counter', `// echo copy #${++copySeq} ${tag}\nreturn ${ECHO_SRC};`)(counter);
 }
-
-/** The tool body of group 3: same arguments, returns the 1 MiB text. */
-export async function bigEcho({ text, n }) {
-  bodyCalls++;
-  return bigTextCache;
+/** A fresh copy of the group-3 tool body: same arguments, returns the 1 MiB text. */
+export function makeBigEcho(tag = '') {
+  return new Function('counter', 'bigText', `// bigEcho copy #${++copySeq} ${tag}\nreturn ${BIG_ECHO_SRC};`)(counter, bigText());
 }
 
 export const GROUPS = {
@@ -72,16 +84,19 @@ export function makeContext(group, extra = {}) {
     toolName: TOOL_NAME,
     description: TOOL_DESCRIPTION,
     callId: CALL_ID,
-    echoSchema,
+    // A fresh deep copy per context: some SDKs annotate the schema object they are given.
+    echoSchema: structuredClone(echoSchema),
     argsText,
     badArgsText,
     // A fresh, already-parsed copy of argsText (for the bare-await row).
     args: JSON.parse(argsText),
     bigText: group === 3 ? bigTextCache : undefined,
-    echo,
-    bigEcho,
-    // The body this group's rows must execute: `echo`, or `bigEcho` in group 3.
-    body: group === 3 ? bigEcho : echo,
+    // The tool body this group's rows must execute (`echo`, or `bigEcho` in
+    // group 3). makeBody() returns a fresh copy: use one per candidate.
+    body: group === 3 ? makeBigEcho('ctx') : makeEcho('ctx'),
+    makeBody: (tag) => (group === 3 ? makeBigEcho(tag) : makeEcho(tag)),
+    makeEcho,
+    makeBigEcho,
     bodyCalls: bodyCallCount,
     batchSize: 1,
     ...extra,

@@ -1,4 +1,6 @@
 //! napi-rs glue over the `toolwire` core. No logic lives here: each export forwards
 //! to the core and maps its errors.
 
+pub mod metrics;
 pub mod result;
+pub mod schema;

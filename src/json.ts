@@ -31,7 +31,7 @@ function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): J
     case 'boolean':
       return value
     case 'number':
-      return Number.isFinite(value) ? value : null
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null
     case 'bigint':
       throw new NotJsonError(`a BigInt at ${pointer(stack, key)} has no JSON form`)
     case 'undefined':
@@ -85,7 +85,7 @@ export function toFrozenJson(value: unknown): JsonValue {
     case 'boolean':
       return value
     case 'number':
-      return Number.isFinite(value) ? value : null
+      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null
     case 'undefined':
       return null
     case 'function':

@@ -9,6 +9,7 @@ import { NotJsonError, toFrozenJson } from './json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type OutcomeInvocation, type ToolExecutionOutcome } from './outcome.js'
 import { redact } from './redact.js'
+import { CallTracer, type TelemetryOptions } from './telemetry.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
 import type { ContentPart, FieldChange, JsonValue, PendingRequest } from './types.js'
 import { SchemaCompiler, type Issue, type SchemaOptions, type Validator } from './validate.js'
@@ -70,7 +71,7 @@ export interface ToolDefinition<I = Record<string, unknown>> {
   readonly permission?: PermissionHook
   /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
   readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
-  /** The human summary of a confirmation (default: "Run <name>"). */
+  /** The human summary of a confirmation (default: "Run <name> with <input>", sensitive fields redacted). */
   summarize?(input: I): string
   /** The changes a confirmed call would make, when known. */
   previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
@@ -119,6 +120,8 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly undoLimit?: number
   /** Opt-in evidence: every settled call is appended here. */
   readonly evidence?: EvidenceStore
+  /** OpenTelemetry spans (on when `@opentelemetry/api` is installed) and content recording (off). */
+  readonly telemetry?: TelemetryOptions
 }
 
 /** Payloads of the manager's events. */
@@ -214,12 +217,14 @@ export class ToolManager {
   private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
   private seq = 0
   /** @internal */ readonly development: boolean
+  /** @internal */ readonly tracer: CallTracer | undefined
   /** @internal */ readonly options: ToolManagerOptions
 
   constructor(options: ToolManagerOptions = {}) {
     this.options = options
     this.compiler = new SchemaCompiler(options)
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
+    this.tracer = CallTracer.create(options.telemetry)
   }
 
   /**
@@ -322,7 +327,7 @@ export class ToolManager {
       input = JSON.parse(argsText)
     } catch (err) {
       const message = `The arguments are not valid JSON: ${(err as Error).message}`
-      return this.settleEarly(name, options, ToolResult.failed(invalidError([{ path: '', message }])))
+      return this.settleEarly(name, options, ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })]))))
     }
     return this.call(name, input, options)
   }
@@ -523,6 +528,10 @@ export class ToolManager {
   settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
     const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
     if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
+    if (this.tracer !== undefined) {
+      const entry = this.tools.get(tool)
+      this.tracer.end(this.tracer.start(tool, callId, entry?.def.description, undefined, undefined), result, undefined)
+    }
     if (bug !== undefined) this.reportError(callId, tool, bug)
     const view = viewOf(result, callId)
     if (this.listeners.call_end !== undefined) {
@@ -663,6 +672,7 @@ class Call {
   private reported: string | undefined
   private callbackSettled = true
   private diagnostics: OutcomeDiagnostics | undefined
+  private span: ReturnType<CallTracer['start']> | undefined
   readonly ctx: ToolContext
 
   constructor(
@@ -712,6 +722,7 @@ class Call {
     })
     const { tm, entry, options } = this
     if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
+    if (tm.tracer !== undefined) this.span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.input, entry.sensitive)
     const signal = options?.signal
     if (signal !== undefined) {
       if (signal.aborted) {
@@ -811,7 +822,7 @@ class Call {
     let summary: string
     let changes: readonly FieldChange[] | Promise<readonly FieldChange[]> | undefined
     try {
-      summary = def.summarize?.(this.input) ?? `Run ${this.entry.name} with ${JSON.stringify(this.input)}`
+      summary = def.summarize?.(this.input) ?? `Run ${this.entry.name} with ${JSON.stringify(redact(this.input, this.entry.sensitive))}`
       changes = def.previewChanges?.(this.input)
     } catch (err) {
       return this.fail(err)
@@ -1011,6 +1022,7 @@ class Call {
       tm.park(result.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
     }
     const view = viewOf(result, this.callId)
+    if (this.span !== undefined) tm.tracer!.end(this.span, result, entry.sensitive)
     if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {
       tm.emit('call_end', {

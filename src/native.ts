@@ -25,4 +25,7 @@ const binding = loadBinding()
 
 export const coreTables: typeof Binding.coreTables = binding.coreTables
 export const canonicalizeResult: typeof Binding.canonicalizeResult = binding.canonicalizeResult
-export type { BindingCoreTables } from '../binding.js'
+export const BindingSchema: typeof Binding.BindingSchema = binding.BindingSchema
+export const BindingMetrics: typeof Binding.BindingMetrics = binding.BindingMetrics
+export const callRecordJson: typeof Binding.callRecordJson = binding.callRecordJson
+export type { BindingCoreTables, BindingIssue } from '../binding.js'

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import type { Ajv as AjvCore, ErrorObject, ValidateFunction } from 'ajv'
+import { BindingSchema } from './native.js'
 
 const require = createRequire(import.meta.url)
 type AjvClass = new (options: object) => AjvCore
@@ -26,7 +27,7 @@ export interface SchemaOptions {
   /** Assert `format` (date-time, email, ...). JSON Schema 2020-12 treats it as an annotation by default. */
   readonly formats?: boolean
   /** Schemas that `$ref`s may point at, by URI. Nothing else is ever loaded. */
-  readonly resources?: Readonly<Record<string, object>>
+  readonly schemaResources?: Readonly<Record<string, object | boolean>>
 }
 
 const DRAFT7 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/
@@ -57,6 +58,33 @@ function toIssue(error: ErrorObject): Issue {
   return Object.freeze({ path, message })
 }
 
+const CORE_KEYWORDS = new Set([
+  '$dynamicRef',
+  '$dynamicAnchor',
+  '$recursiveRef',
+  '$recursiveAnchor',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  '$vocabulary',
+  '__proto__',
+])
+
+/**
+ * Whether a schema needs the core's validator: keywords ajv evaluates incompletely
+ * (dynamic scope, unevaluated*), a `__proto__` property name, or (draft-07) a `$ref`
+ * with sibling keywords, which draft-07 ignores and ajv does not.
+ */
+function needsCore(schema: unknown, draft7: boolean): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  if (Array.isArray(schema)) return schema.some((s) => needsCore(s, draft7))
+  const keys = Object.keys(schema)
+  if (draft7 && keys.includes('$ref') && keys.some((k) => k !== '$ref' && k !== '$schema' && k !== '$comment')) return true
+  for (const key of keys) {
+    if (CORE_KEYWORDS.has(key) || needsCore((schema as Record<string, unknown>)[key], draft7)) return true
+  }
+  return false
+}
+
 /** Compiles schemas for one tool manager. */
 export class SchemaCompiler {
   private draft2020: AjvCore | undefined
@@ -71,12 +99,13 @@ export class SchemaCompiler {
     const ajv = new Ctor({
       allErrors: true,
       strict: false,
+      ownProperties: true,
       validateFormats: this.options.formats === true,
       // never fetch: a missing $ref fails compile()
       loadSchema: undefined,
     })
     if (this.options.formats === true) addFormats(ajv)
-    for (const [uri, schema] of Object.entries(this.options.resources ?? {})) {
+    for (const [uri, schema] of Object.entries(this.options.schemaResources ?? {})) {
       const sid = (schema as { $schema?: unknown }).$schema
       const isOther = typeof sid === 'string' && (draft === '7' ? DRAFT2020.test(sid) : DRAFT7.test(sid))
       if (!isOther && ajv.getSchema(uri) === undefined) {
@@ -98,7 +127,8 @@ export class SchemaCompiler {
    */
   compile(schema: unknown, what: string): Validator {
     if (typeof schema === 'boolean') {
-      return schema ? () => undefined : () => [Object.freeze({ path: '', message: 'no value is allowed (schema is false)' })]
+      const none = Object.freeze([Object.freeze({ path: '', message: 'no value is allowed (schema is false)' })])
+      return schema ? () => undefined : () => none
     }
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
       throw new SchemaError(`${what} must be a JSON Schema object or boolean`)
@@ -107,19 +137,41 @@ export class SchemaCompiler {
     let draft: '2020' | '7' = '2020'
     if (declared !== undefined) {
       if (typeof declared === 'string' && DRAFT7.test(declared)) draft = '7'
-      else if (!(typeof declared === 'string' && DRAFT2020.test(declared))) {
+      else if (typeof declared === 'string' && this.options.schemaResources?.[declared.replace(/#$/, '')] !== undefined) {
+        // a custom meta-schema given as a resource: the core reads its $vocabulary
+        return this.compileInCore(schema, what)
+      } else if (!(typeof declared === 'string' && DRAFT2020.test(declared))) {
         throw new SchemaError(`${what}: unsupported $schema ${JSON.stringify(declared)}; use draft 2020-12 or draft-07`)
       }
     }
+    if (needsCore(schema, draft === '7')) return this.compileInCore(schema, what)
     const ajv = this.instance(draft)
     let validate: ValidateFunction
     try {
       const id = (schema as { $id?: unknown }).$id
       if (typeof id === 'string' && ajv.getSchema(id) !== undefined) ajv.removeSchema(id)
       validate = ajv.compile(schema)
+    } catch {
+      // ajv cannot read this schema (e.g. an empty enum, a relative $id): the core's validator can
+      return this.compileInCore(schema, what)
+    }
+    return (value) => {
+      try {
+        return validate(value) ? undefined : Object.freeze((validate.errors ?? []).map(toIssue))
+      } catch {
+        return this.compileInCore(schema, what)(value)
+      }
+    }
+  }
+
+  /** Compiles with the core's validator (full 2020-12 dynamic scope and annotation support). */
+  private compileInCore(schema: object, what: string): Validator {
+    let compiled: InstanceType<typeof BindingSchema>
+    try {
+      compiled = BindingSchema.compile(JSON.stringify(schema), JSON.stringify(this.options.schemaResources ?? {}))
     } catch (err) {
       const message = (err as Error).message
-      const remote = /can't resolve reference|missingRef|resolve/i.test(message)
+      const remote = /resolve|retriev|unknown scheme|reference/i.test(message)
       throw new SchemaError(
         remote
           ? `${what}: ${message}. Schemas are never fetched over the network; pass the referenced schema in the manager's schemaResources`
@@ -127,6 +179,9 @@ export class SchemaCompiler {
         { cause: err },
       )
     }
-    return (value) => (validate(value) ? undefined : Object.freeze((validate.errors ?? []).map(toIssue)))
+    return (value) => {
+      const issues = compiled.validateJson(JSON.stringify(value) ?? 'null')
+      return issues === null ? undefined : Object.freeze(issues.map((i) => Object.freeze({ path: i.path, message: i.message })))
+    }
   }
 }

@@ -69,10 +69,7 @@ function schemaFor(draft: Draft, schema: unknown): unknown {
 }
 
 async function runGroup(draft: Draft, file: string, group: SuiteGroup): Promise<Outcome[]> {
-  // `resources` is the name ToolManagerOptions (SchemaOptions) declares; `schemaResources`
-  // is the name the SchemaError message tells users to pass. Both are given so this
-  // test keeps working whichever name src settles on.
-  const tm = new ToolManager({ resources: schemaResources, schemaResources } as ConstructorParameters<typeof ToolManager>[0])
+  const tm = new ToolManager({ schemaResources })
   let registerError: string | undefined
   try {
     tm.register({ name: 't', inputSchema: schemaFor(draft, group.schema) as never, run: () => ok(true) })

@@ -25,9 +25,12 @@
 
 mod error;
 mod kind;
+pub mod metrics;
 mod output;
 mod pending;
+pub mod record;
 mod result;
+mod schema;
 mod wire;
 
 pub use error::ToolExecutionError;
@@ -35,4 +38,5 @@ pub use kind::{ToolErrorKind, UnknownErrorKind};
 pub use output::{ContentPart, PartKind, ToolOutput};
 pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
+pub use schema::{Issue, SchemaCompileError, SchemaValidator};
 pub use wire::{WireError, WIRE_VERSION};

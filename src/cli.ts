@@ -1,0 +1,279 @@
+#!/usr/bin/env node
+/**
+ * The `toolwire` command:
+ *
+ *   toolwire serve [module] [--root <dir>]        an MCP server over stdio
+ *   toolwire call <tool> ['<json>'] [--root <dir>] [--module <m>] [--yes]
+ *   toolwire tools [module] [--json] [--root <dir>]
+ *
+ * The library is loaded at run time from `./index.js` next to this file, so a tool
+ * module that imports `toolwire` shares the very same classes (helper results, views
+ * and `instanceof` checks work across the two). An older `index.js` without the MCP
+ * exports falls back to the copy bundled here.
+ */
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { DemoToolsOptions } from './demo/index.js'
+import type { ToolDefinition, ToolManager, ToolManagerOptions } from './manager.js'
+import type { ServableManager, ServeStdioOptions } from './mcp/server.js'
+import type { CallResult } from './view.js'
+
+interface Runtime {
+  readonly ToolManager: new (options?: ToolManagerOptions) => ToolManager
+  readonly createDemoTools: (options?: DemoToolsOptions) => Promise<ToolDefinition<never>[]>
+  readonly serveStdio: (tm: ServableManager, options?: ServeStdioOptions) => Promise<{ readonly closed: Promise<void> }>
+  readonly loadToolModule: (specifier: string, make: () => ToolManager, cwd?: string) => Promise<ServableManager>
+  readonly toolwireVersion: () => string
+}
+
+/** Exit codes of `toolwire call`, by the status of the application view. */
+export const EXIT_CODES: Readonly<Record<CallResult['status'] | 'usage', number>> = Object.freeze({
+  ok: 0,
+  error: 1,
+  invalid: 2,
+  refused: 3,
+  needs_confirmation: 4,
+  pending: 5,
+  cancelled: 6,
+  usage: 64,
+})
+
+const USAGE = `Usage:
+  toolwire serve [module] [--root <dir>]     serve tools over MCP (stdio)
+  toolwire call <tool> ['<json>'] [options]  run one call, print the result as JSON
+  toolwire tools [module] [--json]           list the tools
+
+Without a module, the built-in demo toolset is used (read_file, list_dir,
+search_text, edit_settings, delete_file), confined to --root (default: the
+current directory). A module default-exports a ToolManager or a list of tools.
+
+Options:
+  --root <dir>      the demo toolset's sandbox directory (default: .)
+  --module <path>   a tool module (call, tools; same as the positional module)
+  --json            tools: print the manifest as JSON
+  --yes             call: approve a call that needs confirmation
+  --timeout <ms>    call: cancel the call after this many milliseconds
+  -h, --help        show this help
+  -v, --version     show the version
+
+Exit codes of call: 0 ok, 1 error, 2 invalid, 3 refused, 4 needs_confirmation,
+5 pending, 6 cancelled, 64 usage error.`
+
+const RUNTIME_KEYS = ['ToolManager', 'createDemoTools', 'serveStdio', 'loadToolModule', 'toolwireVersion'] as const
+
+async function loadRuntime(): Promise<Runtime> {
+  const shared = new URL('./index.js', import.meta.url).href
+  if (!import.meta.url.endsWith('.ts')) {
+    try {
+      const lib = (await import(shared)) as Partial<Runtime>
+      if (RUNTIME_KEYS.every((k) => lib[k] !== undefined)) return lib as Runtime
+    } catch {
+      // fall back to the bundled copy
+    }
+  }
+  const [manager, demo, server] = await Promise.all([import('./manager.js'), import('./demo/index.js'), import('./mcp/server.js')])
+  return {
+    ToolManager: manager.ToolManager,
+    createDemoTools: demo.createDemoTools,
+    serveStdio: server.serveStdio,
+    loadToolModule: server.loadToolModule,
+    toolwireVersion: server.toolwireVersion,
+  }
+}
+
+class UsageError extends Error {}
+
+interface Parsed {
+  readonly command: string | undefined
+  readonly positionals: readonly string[]
+  readonly root: string | undefined
+  readonly module: string | undefined
+  readonly json: boolean
+  readonly yes: boolean
+  readonly timeout: string | undefined
+  readonly help: boolean
+  readonly version: boolean
+}
+
+function parse(argv: readonly string[]): Parsed {
+  let values: Record<string, string | boolean | undefined>
+  let positionals: string[]
+  try {
+    ;({ values, positionals } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        root: { type: 'string' },
+        module: { type: 'string' },
+        json: { type: 'boolean' },
+        yes: { type: 'boolean', short: 'y' },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }))
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  return {
+    command: positionals[0],
+    positionals: positionals.slice(1),
+    root: values.root as string | undefined,
+    module: values.module as string | undefined,
+    json: values.json === true,
+    yes: values.yes === true,
+    timeout: values.timeout as string | undefined,
+    help: values.help === true,
+    version: values.version === true,
+  }
+}
+
+async function managerFor(rt: Runtime, module: string | undefined, root: string | undefined): Promise<ServableManager> {
+  if (module !== undefined) {
+    try {
+      return await rt.loadToolModule(module, () => new rt.ToolManager())
+    } catch (err) {
+      throw new UsageError(`cannot load tool module ${module}: ${(err as Error).message}`)
+    }
+  }
+  let tools: ToolDefinition<never>[]
+  try {
+    tools = await rt.createDemoTools({ root: resolve(root ?? '.') })
+  } catch (err) {
+    throw new UsageError(`cannot open the sandbox root ${root ?? '.'}: ${(err as Error).message}`)
+  }
+  const tm = new rt.ToolManager()
+  for (const tool of tools) tm.register(tool)
+  return tm
+}
+
+function hintList(entry: { hints?: Record<string, unknown>; needsConfirmation?: true }): string {
+  const h = entry.hints ?? {}
+  const out: string[] = []
+  if (h.readOnly === true) out.push('read-only')
+  if (h.destructive === true) out.push('destructive')
+  if (h.idempotent === true) out.push('idempotent')
+  if (h.untrustedContent === true) out.push('untrusted')
+  if (entry.needsConfirmation === true) out.push('confirm')
+  return out.join(',')
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n')
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: readonly string[], io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
+  let parsed: Parsed
+  try {
+    parsed = parse(argv)
+  } catch (err) {
+    io.err(`toolwire: ${(err as Error).message}\n\n${USAGE}\n`)
+    return EXIT_CODES.usage
+  }
+  if (parsed.help) {
+    io.out(USAGE + '\n')
+    return 0
+  }
+  const rt = await loadRuntime()
+  if (parsed.version) {
+    io.out(rt.toolwireVersion() + '\n')
+    return 0
+  }
+  try {
+    switch (parsed.command) {
+      case 'serve':
+        return await serve(rt, parsed, io)
+      case 'call':
+        return await call(rt, parsed, io)
+      case 'tools':
+        return await tools(rt, parsed, io)
+      case undefined:
+        throw new UsageError('missing command')
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(parsed.command)}`)
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`toolwire: ${err.message}\n\n${USAGE}\n`)
+      return EXIT_CODES.usage
+    }
+    throw err
+  }
+}
+
+async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
+  if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
+  const module = p.module ?? p.positionals[0]
+  const tm = await managerFor(rt, module, p.root)
+  const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
+  const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
+  const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
+  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (stdio); end the input to stop\n`)
+  const stop = (): void => {
+    process.stdin.destroy()
+  }
+  process.once('SIGTERM', stop)
+  await closed
+  process.off('SIGTERM', stop)
+  return 0
+}
+
+async function call(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): Promise<number> {
+  const [tool, json = '{}', ...rest] = p.positionals
+  if (tool === undefined) throw new UsageError('call needs a tool name')
+  if (rest.length > 0) throw new UsageError('call takes a tool name and one JSON argument (quote it)')
+  let timeoutMs: number | undefined
+  if (p.timeout !== undefined) {
+    timeoutMs = Number(p.timeout)
+    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new UsageError('--timeout takes a positive number of milliseconds')
+  }
+  const tm = (await managerFor(rt, p.module, p.root)) as ToolManager
+  const controller = new AbortController()
+  const onSignal = (): void => controller.abort()
+  process.once('SIGINT', onSignal)
+  // a tool waiting on nothing but its signal must not let the process end early
+  const keepAlive = setInterval(() => undefined, 1 << 30)
+  try {
+    let view: CallResult =
+      typeof tm.callJson === 'function'
+        ? await tm.callJson(tool, json, { signal: controller.signal, ...(timeoutMs === undefined ? {} : { timeoutMs }) })
+        : await tm.call(tool, JSON.parse(json), { signal: controller.signal })
+    if (view.status === 'needs_confirmation' && p.yes) view = await tm.confirm(view.confirmId, { approve: true })
+    io.out(JSON.stringify(view, null, 2) + '\n')
+    return EXIT_CODES[view.status]
+  } finally {
+    clearInterval(keepAlive)
+    process.off('SIGINT', onSignal)
+  }
+}
+
+async function tools(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): Promise<number> {
+  if (p.positionals.length > 1) throw new UsageError('tools takes at most one module')
+  const tm = await managerFor(rt, p.module ?? p.positionals[0], p.root)
+  const manifest = tm.manifest()
+  if (p.json) {
+    io.out(JSON.stringify(manifest, null, 2) + '\n')
+    return 0
+  }
+  const rows = [['NAME', 'HINTS', 'DESCRIPTION'], ...manifest.map((e) => [e.name, hintList(e as never) || '-', (e.description ?? '').split('\n')[0]!])]
+  io.out(table(rows) + '\n')
+  return 0
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url.endsWith('/cli.js')
+if (isMain) {
+  main(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }).then(
+    (code) => {
+      process.exitCode = code
+      // a tool that ignores its abort signal must not keep the process alive
+      setTimeout(() => process.exit(code), 1000).unref()
+    },
+    (err: unknown) => {
+      process.stderr.write(`toolwire: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+      process.exit(70)
+    },
+  )
+}

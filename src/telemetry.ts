@@ -1,0 +1,94 @@
+/**
+ * OpenTelemetry spans, when `@opentelemetry/api` (an optional peer dependency) is
+ * installed: one `execute_tool {tool}` span per call, following the GenAI semantic
+ * conventions, with `error.type` set on every outcome but success. Without the peer
+ * dependency this module loads nothing and costs nothing per call.
+ */
+import { createRequire } from 'node:module'
+import { redact } from './redact.js'
+import type { ToolResult } from './result.js'
+
+type OtelApi = typeof import('@opentelemetry/api')
+type Span = import('@opentelemetry/api').Span
+type Tracer = import('@opentelemetry/api').Tracer
+
+function loadOtel(): OtelApi | undefined {
+  try {
+    return createRequire(import.meta.url)('@opentelemetry/api') as OtelApi
+  } catch {
+    return undefined
+  }
+}
+
+const otel = loadOtel()
+
+/** Telemetry options of a manager. */
+export interface TelemetryOptions {
+  /** Emit spans (default: when `@opentelemetry/api` is installed). */
+  readonly tracing?: boolean
+  /** Record arguments and results on spans, sensitive fields redacted (default false). */
+  readonly recordContent?: boolean
+}
+
+/** The `error.type` of a non-success outcome: the error kind, or `denied`, `skipped`, `pending`. */
+export function errorTypeOf(result: ToolResult): string | undefined {
+  switch (result.disposition()) {
+    case 'success':
+      return undefined
+    case 'error':
+      return result.error()!.kind
+    case 'refused':
+      return 'denied'
+    default:
+      return result.disposition()
+  }
+}
+
+/** Starts and ends the span of each call. */
+export class CallTracer {
+  private readonly tracer: Tracer
+
+  private constructor(
+    private readonly api: OtelApi,
+    private readonly recordContent: boolean,
+  ) {
+    this.tracer = api.trace.getTracer('toolwire', '0.1.0')
+  }
+
+  /** A tracer, or `undefined` when tracing is off or the peer dependency is absent. */
+  static create(options: TelemetryOptions | undefined): CallTracer | undefined {
+    if (otel === undefined || options?.tracing === false) return undefined
+    return new CallTracer(otel, options?.recordContent === true)
+  }
+
+  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined): Span {
+    const span = this.tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL })
+    if (!span.isRecording()) return span
+    span.setAttribute('gen_ai.operation.name', 'execute_tool')
+    span.setAttribute('gen_ai.tool.name', tool)
+    span.setAttribute('gen_ai.tool.call.id', callId)
+    span.setAttribute('gen_ai.tool.type', 'function')
+    if (description !== undefined) span.setAttribute('gen_ai.tool.description', description)
+    if (this.recordContent && input !== undefined) {
+      span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(redact(input, sensitive)))
+    }
+    return span
+  }
+
+  end(span: Span, result: ToolResult, sensitive: ReadonlySet<string> | undefined): void {
+    if (span.isRecording()) {
+      span.setAttribute('toolwire.status', result.statusName())
+      const errorType = errorTypeOf(result)
+      if (errorType !== undefined) {
+        span.setAttribute('error.type', errorType)
+        const message = (result.error() ?? result.refusal())?.message ?? result.text()
+        span.setStatus({ code: this.api.SpanStatusCode.ERROR, message })
+      }
+      if (this.recordContent) {
+        const data = result.data()
+        span.setAttribute('gen_ai.tool.call.result', data === undefined ? result.text() : JSON.stringify(redact(data, sensitive)))
+      }
+    }
+    span.end()
+  }
+}

@@ -1,0 +1,142 @@
+// `toolwire call` exit codes, `toolwire tools`, usage errors, and `serve` shutting down
+// cleanly, run as the built dist/cli.js.
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cli, ensureBuilt, makeSandbox, until, writeToolModule } from './fixtures/mcp/helpers.js'
+
+let box: ReturnType<typeof makeSandbox>
+let toolModule: string
+let markers: string
+
+beforeAll(() => {
+  ensureBuilt()
+  box = makeSandbox()
+  markers = join(box.dir, 'markers')
+  mkdirSync(markers)
+  toolModule = writeToolModule(box.dir, markers)
+})
+afterAll(() => box?.cleanup())
+
+interface Run {
+  code: number | null
+  out: string
+  err: string
+  json: () => Record<string, unknown>
+}
+
+/** Runs the CLI (asynchronously, so independent runs overlap). */
+function run(args: string[], cwd = box.root): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', timeout: 20_000 }, (_err, stdout, stderr) =>
+      resolve({ code: child.exitCode, out: stdout, err: stderr, json: () => JSON.parse(stdout) }),
+    )
+  })
+}
+
+describe('toolwire call', () => {
+  it('is an executable with a shebang', () => {
+    expect(statSync(cli).mode & 0o111).not.toBe(0)
+  })
+
+  it('exits 0 ok, 2 invalid, 3 refused, 1 error, 5 pending, and prints the application view', async () => {
+    const [ok, root, invalid, unparsable, escape, unknown, missing, fails, waits] = await Promise.all([
+      run(['call', 'list_dir', '{"path":"sub"}']),
+      run(['call', 'list_dir', '--root', join(box.root, 'sub')], box.dir),
+      run(['call', 'read_file', '{"path":1}']),
+      run(['call', 'read_file', '{nope']),
+      run(['call', 'read_file', '{"path":"../outside/secret.txt"}']),
+      run(['call', 'no_such_tool']),
+      run(['call', 'read_file', '{"path":"missing.txt"}']),
+      run(['call', 'fails', '--module', toolModule]),
+      run(['call', 'waits', '--module', toolModule]),
+    ])
+    expect(ok.code).toBe(0)
+    expect(ok.json()).toMatchObject({ status: 'ok', data: { path: 'sub', entries: [{ name: 'a.txt' }, { name: 'deeper' }] }, callId: expect.any(String) })
+    // --root is the sandbox; the JSON defaults to {}
+    expect(root.code).toBe(0)
+    expect(root.json()).toMatchObject({ data: { path: '.' } })
+    expect(invalid.code).toBe(2)
+    expect(unparsable.code).toBe(2)
+    expect(unparsable.json()).toMatchObject({ status: 'invalid' })
+    expect(escape.code).toBe(3)
+    expect(escape.json()).toMatchObject({ status: 'refused', code: 'not_allowed' })
+    expect(unknown.code).toBe(3)
+    expect(missing.code).toBe(1)
+    expect(missing.json()).toMatchObject({ status: 'error', kind: 'not_found' })
+    expect(fails.code).toBe(1)
+    expect(fails.out).not.toContain('secret internal detail')
+    expect(waits.code).toBe(5)
+    expect(waits.json()).toMatchObject({ status: 'pending', request: { kind: 'input', prompt: 'Which file?' } })
+  })
+
+  it('exits 4 for needs_confirmation; --yes approves', async () => {
+    const asked = await run(['call', 'delete_file', '{"path":"notes.txt"}'])
+    expect(asked.code).toBe(4)
+    expect(asked.json()).toMatchObject({ status: 'needs_confirmation', summary: 'Delete notes.txt' })
+    expect(existsSync(join(box.root, 'notes.txt'))).toBe(true)
+    const done = await run(['call', 'delete_file', '{"path":"notes.txt"}', '--yes'])
+    expect(done.code).toBe(0)
+    expect(existsSync(join(box.root, 'notes.txt'))).toBe(false)
+  })
+
+  it('exits 6 when cancelled (SIGINT), 1 on --timeout', async () => {
+    for (const f of ['started', 'aborted']) rmSync(join(markers, f), { force: true })
+    const child = spawn(process.execPath, [cli, 'call', 'slow', '--module', toolModule], { cwd: box.dir })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    const exit = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    await until(() => existsSync(join(markers, 'started')), 10_000)
+    child.kill('SIGINT')
+    expect(await exit).toBe(6)
+    expect(JSON.parse(out)).toMatchObject({ status: 'cancelled', by: 'signal' })
+    expect(existsSync(join(markers, 'aborted'))).toBe(true)
+    const timed = await run(['call', 'slow', '--module', toolModule, '--timeout', '50'])
+    expect(timed.code).toBe(1)
+    expect(timed.json()).toMatchObject({ status: 'error', kind: 'timeout' })
+  })
+})
+
+describe('usage', () => {
+  it('usage errors exit 64 with the usage text; --help and --version exit 0', async () => {
+    const cases = [[], ['bogus'], ['call'], ['call', 'read_file', '{}', 'extra'], ['tools', '--nope'], ['tools', '--root', '/does/not/exist'], ['serve', '/does/not/exist.mjs'], ['call', 'x', '--timeout', 'soon']]
+    const results = await Promise.all(cases.map((args) => run(args)))
+    results.forEach((r, i) => {
+      expect(r.code, JSON.stringify(cases[i])).toBe(64)
+      expect(r.err).toContain('Usage:')
+    })
+    const [help, version] = await Promise.all([run(['--help']), run(['--version'])])
+    expect(help).toMatchObject({ code: 0, out: expect.stringContaining('toolwire serve') })
+    expect(version.out.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  })
+})
+
+describe('toolwire tools', () => {
+  it('prints a table, or the manifest with --json (also for a module)', async () => {
+    const [r, json, mod] = await Promise.all([run(['tools']), run(['tools', '--json']), run(['tools', toolModule, '--json'])])
+    expect(r.code).toBe(0)
+    const lines = r.out.trim().split('\n')
+    expect(lines[0]).toMatch(/^NAME\s+HINTS\s+DESCRIPTION$/)
+    expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(['NAME', 'read_file', 'list_dir', 'search_text', 'edit_settings', 'delete_file'])
+    expect(lines.find((l) => l.startsWith('delete_file'))).toContain('destructive,confirm')
+    const manifest = json.json() as unknown as { name: string; hints: object; needsConfirmation?: true }[]
+    expect(manifest.find((t) => t.name === 'read_file')).toMatchObject({ hints: { readOnly: true, untrustedContent: true } })
+    expect(manifest.find((t) => t.name === 'delete_file')).toMatchObject({ needsConfirmation: true })
+    expect((mod.json() as unknown as { name: string }[]).map((t) => t.name)).toEqual(['slow', 'progress', 'fails', 'waits', 'echo'])
+  })
+})
+
+describe('toolwire serve', () => {
+  it('exits 0 when stdin closes, after answering what it received', async () => {
+    const child = spawn(process.execPath, [cli, 'serve', toolModule], { cwd: box.dir })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    const exit = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) + '\n')
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'progress', arguments: {} } }) + '\n')
+    child.stdin.end()
+    expect(await exit).toBe(0)
+    expect(out.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([1, 2])
+  })
+})
