@@ -29,6 +29,12 @@ export class CircuitBreaker {
     if (!(options.cooldownMs >= 0)) throw new TypeError('toolwire: breaker.cooldownMs must be a non-negative number')
   }
 
+  /** The state now, with an elapsed cooldown counted as half-open. */
+  currentState(): BreakerState {
+    if (this.state === 'open' && this.now() - this.openedAt >= this.options.cooldownMs) return 'half_open'
+    return this.state
+  }
+
   /** Whether a call may run now; a half-open breaker admits exactly one probe. */
   admit(): boolean {
     if (this.state === 'closed') return true

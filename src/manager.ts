@@ -8,6 +8,8 @@ import type { EvidenceStore } from './evidence.js'
 import { NotJsonError, toFrozenJson } from './json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type OutcomeInvocation, type ToolExecutionOutcome } from './outcome.js'
+import { MetricsBuffer, type MetricsSnapshot } from './metrics.js'
+import { callRecord, type CallRecord } from './record.js'
 import { redact } from './redact.js'
 import { CallTracer, type TelemetryOptions } from './telemetry.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
@@ -135,6 +137,8 @@ export interface ToolEvents {
     readonly durationMs: number
     readonly result: ToolResult
     readonly view: CallResult
+    /** The call's event record (`JSON.stringify(record)` gives the same bytes as the Rust core). */
+    readonly record: CallRecord
   }
   error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
   output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
@@ -161,6 +165,7 @@ interface ToolEntry {
   readonly breaker: CircuitBreaker | undefined
   readonly outcome: ((args: never, invocation: OutcomeInvocation) => unknown) | undefined
   readonly sensitive: ReadonlySet<string> | undefined
+  readonly metricsId: number
 }
 
 /** A parked call: a confirmation or a suspension, continued later. */
@@ -218,6 +223,7 @@ export class ToolManager {
   private seq = 0
   /** @internal */ readonly development: boolean
   /** @internal */ readonly tracer: CallTracer | undefined
+  /** @internal */ readonly metricsBuffer = new MetricsBuffer()
   /** @internal */ readonly options: ToolManagerOptions
 
   constructor(options: ToolManagerOptions = {}) {
@@ -267,6 +273,7 @@ export class ToolManager {
       breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
       outcome: outcomeCallbackOf(tool as { execute?: unknown }),
       sensitive: tool.sensitive === undefined ? undefined : new Set(tool.sensitive),
+      metricsId: this.metricsBuffer.register(name),
     }
     this.tools.set(name, entry)
     return this
@@ -484,6 +491,20 @@ export class ToolManager {
     return new Call(this, entry, options?.callId ?? this.nextCallId(), input, options, 'settlement', undefined).start() as Promise<Settlement>
   }
 
+  /**
+   * A snapshot of the core's metrics: calls per tool and status, errors per kind,
+   * latency histograms, in-flight calls and breaker state. With `{ format: 'prometheus' }`,
+   * the Prometheus text exposition format.
+   */
+  metrics(): MetricsSnapshot
+  metrics(options: { readonly format: 'prometheus' }): string
+  metrics(options?: { readonly format?: 'json' | 'prometheus' }): MetricsSnapshot | string {
+    for (const entry of this.tools.values()) {
+      if (entry.breaker !== undefined) this.metricsBuffer.breaker(entry.metricsId, entry.breaker.currentState())
+    }
+    return options?.format === 'prometheus' ? this.metricsBuffer.prometheus() : this.metricsBuffer.snapshot()
+  }
+
   /** The tools with their schemas and hints, JSON-serializable: the MCP / WebMCP / bridge description. */
   manifest(): readonly ToolManifestEntry[] {
     return [...this.tools.values()].map(({ def }) => {
@@ -534,8 +555,12 @@ export class ToolManager {
     }
     if (bug !== undefined) this.reportError(callId, tool, bug)
     const view = viewOf(result, callId)
+    const entry = this.tools.get(tool)
+    if (entry !== undefined) this.metricsBuffer.settled(entry.metricsId, result, 0)
     if (this.listeners.call_end !== undefined) {
-      this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view })
+      const now = Date.now()
+      const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))
+      this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record })
     }
     return Promise.resolve(view)
   }
@@ -723,6 +748,7 @@ class Call {
     const { tm, entry, options } = this
     if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
     if (tm.tracer !== undefined) this.span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.input, entry.sensitive)
+    tm.metricsBuffer.started(entry.metricsId)
     const signal = options?.signal
     if (signal !== undefined) {
       if (signal.aborted) {
@@ -1022,18 +1048,13 @@ class Call {
       tm.park(result.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
     }
     const view = viewOf(result, this.callId)
+    const durationMs = performance.now() - this.startedAt
+    tm.metricsBuffer.settled(entry.metricsId, result, durationMs)
     if (this.span !== undefined) tm.tracer!.end(this.span, result, entry.sensitive)
     if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {
-      tm.emit('call_end', {
-        callId: this.callId,
-        tool: entry.name,
-        status: view.status,
-        statusName: result.statusName(),
-        durationMs: performance.now() - this.startedAt,
-        result,
-        view,
-      })
+      const record = callRecord(this.callId, entry.name, result, this.startedAtMs, Date.now(), this.attemptNo, tm.canUndo(this.callId))
+      tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
     }
     if (this.mode === 'view') {
       this.resolve(view)

@@ -1,0 +1,46 @@
+/**
+ * The event record of one settled call: the same fields and bytes as the Rust
+ * core's `toolwire::record::CallRecord` (shared vectors in `test/vectors/records/`).
+ */
+import type { ToolResult } from './result.js'
+import type { StatusName, ToolErrorKind } from './types.js'
+
+/** One settled call, for logs and audit. Serialize with `JSON.stringify` to get the canonical bytes. */
+export interface CallRecord {
+  readonly call_id: string
+  readonly tool: string
+  readonly status: StatusName
+  readonly error_kind?: ToolErrorKind
+  readonly refusal_code?: string
+  /** RFC 3339 UTC with milliseconds. */
+  readonly started_at: string
+  readonly ended_at: string
+  /** Whole milliseconds, never negative (a clock that went backwards gives 0). */
+  readonly duration_ms: number
+  /** 1 for the first attempt. */
+  readonly attempt: number
+  readonly undo_available: boolean
+}
+
+/** Builds the record of a settled call from integer Unix-millisecond timestamps. */
+export function callRecord(
+  callId: string,
+  tool: string,
+  result: ToolResult,
+  startedAtMs: number,
+  endedAtMs: number,
+  attempt: number,
+  undoAvailable: boolean,
+): CallRecord {
+  const record: Record<string, unknown> = { call_id: callId, tool, status: result.statusName() }
+  const error = result.error()
+  if (error !== undefined) record.error_kind = error.kind
+  const code = result.refusal()?.code
+  if (code !== undefined) record.refusal_code = code
+  record.started_at = new Date(startedAtMs).toISOString()
+  record.ended_at = new Date(endedAtMs).toISOString()
+  record.duration_ms = Math.max(0, Math.trunc(endedAtMs) - Math.trunc(startedAtMs))
+  record.attempt = attempt
+  record.undo_available = undoAvailable
+  return Object.freeze(record) as unknown as CallRecord
+}
