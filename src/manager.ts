@@ -214,7 +214,9 @@ let managerSeq = 0
  */
 export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
+  /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
   private readonly inflight = new Map<string, Call>()
+  private readonly inflightBySeq = new Map<number, Call>()
   private readonly parked = new Map<string, Parked>()
   private readonly undos = new Map<string, () => unknown>()
   private readonly listeners: { [E in ToolEventName]?: Listener<E>[] } = {}
@@ -353,7 +355,7 @@ export class ToolManager {
 
   /** Cancels an in-flight call as the operator. Returns whether a call was stopped. */
   cancel(callId: string): boolean {
-    const call = this.inflight.get(callId)
+    const call = this.inflightCall(callId)
     if (call === undefined) return false
     call.interrupt(cancelledResult('operator'))
     return true
@@ -534,15 +536,16 @@ export class ToolManager {
     }
     const issues = entry.validate(input)
     if (issues !== undefined) return this.settleEarly(name, options, ToolResult.failed(invalidError(issues)))
-    const callId = options?.callId ?? this.nextCallId()
-    if (options?.callId !== undefined && (typeof callId !== 'string' || this.inflight.has(callId))) {
+    const seq = options?.callId === undefined ? ++this.seq : 0
+    const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
+    if (seq === 0 && (typeof callId !== 'string' || this.inflightCall(callId) !== undefined)) {
       return this.settleEarly(
         name,
         undefined,
         ToolResult.failed(refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)),
       )
     }
-    return new Call(this, entry, callId, input, options, 'view', undefined).start() as Promise<CallResult>
+    return new Call(this, entry, callId, input, options, 'view', undefined, seq).start() as Promise<CallResult>
   }
 
   /** @internal A call settled before its body could run. */
@@ -573,14 +576,25 @@ export class ToolManager {
     this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
   }
 
+  private inflightCall(callId: string): Call | undefined {
+    if (typeof callId !== 'string') return undefined
+    if (callId.startsWith(this.idPrefix)) {
+      const call = this.inflightBySeq.get(Number(callId.slice(this.idPrefix.length)))
+      if (call !== undefined) return call
+    }
+    return this.inflight.get(callId)
+  }
+
   /** @internal */
   track(call: Call): void {
-    this.inflight.set(call.callId, call)
+    if (call.seq !== 0) this.inflightBySeq.set(call.seq, call)
+    else this.inflight.set(call.callId, call)
   }
 
   /** @internal */
   untrack(call: Call): void {
-    this.inflight.delete(call.callId)
+    if (call.seq !== 0) this.inflightBySeq.delete(call.seq)
+    else this.inflight.delete(call.callId)
   }
 }
 
@@ -678,19 +692,57 @@ function fromModelResult(r: ModelResult): ToolResult {
 }
 
 
+/** Unix milliseconds of a `performance.now()` reading. */
+function wallClock(monotonic: number): number {
+  return Math.round(performance.timeOrigin + monotonic)
+}
+
+/** What a body sees of its call (`ctx`): a small object whose methods live on the prototype. */
+class CallContext implements ToolContext {
+  readonly callId: string
+
+  constructor(
+    private readonly call: Call,
+    private readonly tm: ToolManager,
+    readonly toolName: string,
+  ) {
+    this.callId = call.callId
+  }
+
+  get signal(): AbortSignal {
+    return this.call.signal()
+  }
+
+  get attempt(): number {
+    return this.call.attemptNo
+  }
+
+  registerUndo(restore: () => unknown): void {
+    if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
+    this.tm.registerUndo(this.callId, restore)
+  }
+
+  reportProgress(progress: number, total?: number, message?: string): void {
+    if (this.call.settled || !this.tm.hasListeners('progress')) return
+    const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
+    if (total !== undefined) event.total = total
+    if (message !== undefined) event.message = message
+    this.tm.emit('progress', event)
+  }
+}
+
 /** One admitted call, from admission to its single settlement. */
 class Call {
-  private settled = false
+  /** @internal */ settled = false
   private controller: AbortController | undefined
   private timer: ReturnType<typeof setTimeout> | undefined
   private retryTimer: ReturnType<typeof setTimeout> | undefined
   private onAbort: (() => void) | undefined
   private resolve!: (value: CallResult | Settlement) => void
   private readonly startedAt = performance.now()
-  private readonly startedAtMs = Date.now()
   private running = false
   private admittedByBreaker = false
-  private attemptNo = 1
+  /** @internal */ attemptNo = 1
   /** What the body returned (helper `ok` unwrapped), for the raw contract. */
   private raw: unknown = undefined
   private ran = false
@@ -708,29 +760,10 @@ class Call {
     private readonly options: CallOptions | undefined,
     private readonly mode: 'view' | 'settlement',
     private readonly continuation: Continuation,
+    /** The sequence number of a generated call id; 0 for a caller-chosen id. */
+    readonly seq: number = 0,
   ) {
-    const call = this
-    this.ctx = {
-      callId,
-      toolName: entry.name,
-      get signal() {
-        return call.signal()
-      },
-      get attempt() {
-        return call.attemptNo
-      },
-      registerUndo(restore) {
-        if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
-        tm.registerUndo(callId, restore)
-      },
-      reportProgress(progress, total, message) {
-        if (call.settled || !tm.hasListeners('progress')) return
-        const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId, tool: entry.name, progress }
-        if (total !== undefined) event.total = total
-        if (message !== undefined) event.message = message
-        tm.emit('progress', event)
-      },
-    }
+    this.ctx = new CallContext(this, tm, entry.name)
   }
 
   signal(): AbortSignal {
@@ -1053,7 +1086,7 @@ class Call {
     if (this.span !== undefined) tm.tracer!.end(this.span, result, entry.sensitive)
     if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {
-      const record = callRecord(this.callId, entry.name, result, this.startedAtMs, Date.now(), this.attemptNo, tm.canUndo(this.callId))
+      const record = callRecord(this.callId, entry.name, result, wallClock(this.startedAt), Date.now(), this.attemptNo, tm.canUndo(this.callId))
       tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
     }
     if (this.mode === 'view') {
@@ -1083,7 +1116,7 @@ class Call {
         input: redact(this.input, this.entry.sensitive),
         result: redact(raw, this.entry.sensitive),
         status,
-        startedAt: new Date(this.startedAtMs).toISOString(),
+        startedAt: new Date(wallClock(this.startedAt)).toISOString(),
         endedAt: new Date().toISOString(),
       })
       if (isThenable(written)) (written as Promise<void>).then(undefined, fail)

@@ -28,12 +28,26 @@ export type CallResult<T = JsonValue> =
 /** The status names of the application view. */
 export type CallStatus = CallResult['status']
 
-const CANONICAL = Symbol('toolwire.canonical')
+/**
+ * The object an application view is made of. Its only hidden state is a private
+ * field holding the canonical result: JSON, `structuredClone`, `Object.keys` and
+ * deep equality see just the view's own data properties (a clone is a plain object).
+ */
+class View {
+  readonly #canonical: ToolResult
+
+  constructor(canonical: ToolResult) {
+    this.#canonical = canonical
+  }
+
+  static canonicalOf(view: unknown): ToolResult | undefined {
+    return view instanceof View ? view.#canonical : undefined
+  }
+}
 
 /** The canonical result behind an application view made by this process, if any. */
 export function canonicalOf(view: CallResult<unknown>): ToolResult | undefined {
-  const result = (view as { [CANONICAL]?: ToolResult })[CANONICAL]
-  return result instanceof ToolResult ? result : undefined
+  return View.canonicalOf(view)
 }
 
 function details(result: ToolResult): Record<string, unknown> | undefined {
@@ -43,51 +57,49 @@ function details(result: ToolResult): Record<string, unknown> | undefined {
 
 /** Builds the frozen application view of `result` for call `callId`. */
 export function viewOf(result: ToolResult, callId: string | undefined): CallResult {
-  let view: Record<string, unknown>
+  const view = new View(result) as unknown as Record<string, unknown>
   switch (result.disposition()) {
     case 'success': {
       const data = result.data()
-      view = { status: 'ok', data: data === undefined ? result.text() : data }
+      view.status = 'ok'
+      view.data = data === undefined ? result.text() : data
       break
     }
     case 'error': {
       const error = result.error()!
       if (error.kind === 'invalid_args') {
         const issues = details(result)?.issues
-        view = {
-          status: 'invalid',
-          issues: Array.isArray(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: error.message })]),
-        }
+        view.status = 'invalid'
+        view.issues = Array.isArray(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: error.message })])
       } else if (error.kind === 'cancelled') {
         const by = details(result)?.by
-        view = { status: 'cancelled', by: by === 'operator' || by === 'signal' ? by : 'policy' }
+        Object.assign(view, { status: 'cancelled', by: by === 'operator' || by === 'signal' ? by : 'policy' })
       } else {
-        view = { status: 'error', kind: error.kind, message: error.message }
+        Object.assign(view, { status: 'error', kind: error.kind, message: error.message })
       }
       break
     }
     case 'refused': {
       const refusal = result.refusal()!
-      view = { status: 'refused', code: refusal.code ?? 'refused', message: refusal.message }
+      Object.assign(view, { status: 'refused', code: refusal.code ?? 'refused', message: refusal.message })
       const rev = details(result)?.rev
       if (typeof rev === 'number') view.rev = rev
       break
     }
     case 'skipped':
-      view = { status: 'refused', code: 'skipped', message: result.skipReason()! }
+      Object.assign(view, { status: 'refused', code: 'skipped', message: result.skipReason()! })
       break
     case 'pending': {
       const request = result.pendingRequest()!
       if (request.kind === 'confirmation') {
-        view = { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? result.text() }
+        Object.assign(view, { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? result.text() })
         if (request.changes !== undefined) view.changes = request.changes
       } else {
-        view = { status: 'pending', request }
+        Object.assign(view, { status: 'pending', request })
       }
       break
     }
   }
   if (callId !== undefined) view.callId = callId
-  Object.defineProperty(view, CANONICAL, { value: result })
-  return Object.freeze(view) as CallResult
+  return Object.freeze(view) as unknown as CallResult
 }
