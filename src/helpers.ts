@@ -16,7 +16,9 @@ export type HelperResult<T = unknown> =
   | { readonly status: 'cancelled'; readonly by: CancelledBy }
   | { readonly status: 'error'; readonly message: string }
 
-const helperResults = new WeakSet<object>()
+/** Shared by every copy of this module in the process (ESM and CJS builds, bundles). */
+const REGISTRY = Symbol.for('toolwire.helperResults')
+const helperResults: WeakSet<object> = ((globalThis as Record<symbol, WeakSet<object> | undefined>)[REGISTRY] ??= new WeakSet<object>())
 
 /** @internal Whether `value` was made by one of the helpers. */
 export function isHelperResult(value: unknown): value is HelperResult {

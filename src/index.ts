@@ -44,3 +44,23 @@ export * from './adapters/index.js'
 export { callRecord } from './record.js'
 export type { CallRecord } from './record.js'
 export type { MetricsSnapshot, ToolMetrics } from './metrics.js'
+export {
+  createMcpServer,
+  serveStdio,
+  StdioLineTransport,
+  mcpToolOf,
+  loadToolModule,
+  isServableManager,
+  toolwireVersion,
+  UnknownToolError,
+  MCP_PROTOCOL_VERSION,
+  MCP_UNTRUSTED_CONTENT_META_KEY,
+  MCP_NEEDS_CONFIRMATION_META_KEY,
+  MCP_CALL_ID_META_KEY,
+  MCP_CONFIRMATION_META_KEY,
+} from './mcp/server.js'
+export type { McpServerOptions, ServeStdioOptions, ServableManager, StdioLineTransportOptions } from './mcp/server.js'
+export { importMcpTools, fromMcp } from './mcp/client.js'
+export type { ImportMcpToolsOptions, FromMcpOptions } from './mcp/client.js'
+export { createDemoTools, Sandbox, SandboxError } from './demo/index.js'
+export type { DemoToolsOptions, SandboxPath, SandboxErrorCode } from './demo/index.js'

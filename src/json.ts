@@ -11,6 +11,9 @@ export class NotJsonError extends TypeError {
   override name = 'NotJsonError'
 }
 
+const sharedStack: unknown[] = []
+let walking = false
+
 const EMPTY_ARRAY: readonly JsonValue[] = Object.freeze([])
 
 function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue): void {
@@ -60,7 +63,8 @@ function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): J
     }
   } else {
     const copy: Record<string, JsonValue> = {}
-    for (const k of Object.keys(obj)) {
+    for (const k in obj) {
+      if (!Object.hasOwn(obj, k)) continue
       const item = walk(obj, k, (obj as Record<string, unknown>)[k], stack)
       if (item !== undefined) setOwn(copy, k, item)
     }
@@ -92,7 +96,18 @@ export function toFrozenJson(value: unknown): JsonValue {
     case 'symbol':
       throw new NotJsonError(`a ${typeof value} has no JSON form`)
   }
-  const out = walk(undefined, '', value, [])
+  // one shared stack, unless a toJSON re-enters while it is in use
+  const stack = sharedStack.length === 0 && !walking ? sharedStack : []
+  walking = true
+  let out: JsonValue | undefined
+  try {
+    out = walk(undefined, '', value, stack)
+  } finally {
+    if (stack === sharedStack) {
+      sharedStack.length = 0
+      walking = false
+    }
+  }
   if (out === undefined) throw new NotJsonError('the value has no JSON form')
   return out
 }

@@ -203,6 +203,7 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
 
 let managerSeq = 0
+const SLOTS = 4096
 
 /**
  * Registers tools and dispatches the calls a model makes.
@@ -216,7 +217,8 @@ export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
   /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
   private readonly inflight = new Map<string, Call>()
-  private readonly inflightBySeq = new Map<number, Call>()
+  /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
+  private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
   private readonly parked = new Map<string, Parked>()
   private readonly undos = new Map<string, () => unknown>()
   private readonly listeners: { [E in ToolEventName]?: Listener<E>[] } = {}
@@ -554,7 +556,8 @@ export class ToolManager {
     if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
     if (this.tracer !== undefined) {
       const entry = this.tools.get(tool)
-      this.tracer.end(this.tracer.start(tool, callId, entry?.def.description, undefined, undefined), result, undefined)
+      const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined)
+      if (span !== undefined) this.tracer.end(span, result, undefined)
     }
     if (bug !== undefined) this.reportError(callId, tool, bug)
     const view = viewOf(result, callId)
@@ -579,22 +582,35 @@ export class ToolManager {
   private inflightCall(callId: string): Call | undefined {
     if (typeof callId !== 'string') return undefined
     if (callId.startsWith(this.idPrefix)) {
-      const call = this.inflightBySeq.get(Number(callId.slice(this.idPrefix.length)))
-      if (call !== undefined) return call
+      const seq = Number(callId.slice(this.idPrefix.length))
+      const call = Number.isInteger(seq) ? this.slots[seq & (SLOTS - 1)] : undefined
+      if (call !== undefined && call.seq === seq) return call
     }
     return this.inflight.get(callId)
   }
 
   /** @internal */
   track(call: Call): void {
-    if (call.seq !== 0) this.inflightBySeq.set(call.seq, call)
-    else this.inflight.set(call.callId, call)
+    if (call.seq !== 0) {
+      const i = call.seq & (SLOTS - 1)
+      if (this.slots[i] === undefined) {
+        this.slots[i] = call
+        return
+      }
+    }
+    this.inflight.set(call.callId, call)
   }
 
   /** @internal */
   untrack(call: Call): void {
-    if (call.seq !== 0) this.inflightBySeq.delete(call.seq)
-    else this.inflight.delete(call.callId)
+    if (call.seq !== 0) {
+      const i = call.seq & (SLOTS - 1)
+      if (this.slots[i] === call) {
+        this.slots[i] = undefined
+        return
+      }
+    }
+    this.inflight.delete(call.callId)
   }
 }
 
@@ -749,7 +765,7 @@ class Call {
   private reported: string | undefined
   private callbackSettled = true
   private diagnostics: OutcomeDiagnostics | undefined
-  private span: ReturnType<CallTracer['start']> | undefined
+  private span: ReturnType<CallTracer['start']>
   readonly ctx: ToolContext
 
   constructor(

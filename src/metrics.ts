@@ -8,7 +8,7 @@ import type { ToolResult } from './result.js'
 import { ERROR_KINDS } from './result.js'
 import type { BreakerState } from './breaker.js'
 
-const RECORDS = 256
+const RECORDS = 1024
 const STARTED = -1
 const STATUS_CODE = { success: 0, error: 1, refused: 2, skipped: 3, pending: 4 } as const
 const KIND_CODE = new Map<string, number>(ERROR_KINDS.map((k, i) => [k, i]))

@@ -46,13 +46,25 @@ export function errorTypeOf(result: ToolResult): string | undefined {
 
 /** Starts and ends the span of each call. */
 export class CallTracer {
-  private readonly tracer: Tracer
+  private tracer: Tracer | undefined
 
   private constructor(
     private readonly api: OtelApi,
     private readonly recordContent: boolean,
-  ) {
-    this.tracer = api.trace.getTracer('toolwire', '0.1.0')
+  ) {}
+
+  /**
+   * The tracer of the registered provider, or `undefined` while none is registered:
+   * then a call pays one property read instead of a no-op span.
+   */
+  private resolve(): Tracer | undefined {
+    if (this.tracer !== undefined) return this.tracer
+    const provider = this.api.trace.getTracerProvider() as { getDelegateTracer?: (name: string, version?: string) => Tracer | undefined }
+    this.tracer =
+      typeof provider.getDelegateTracer === 'function'
+        ? provider.getDelegateTracer('toolwire', '0.1.0')
+        : this.api.trace.getTracer('toolwire', '0.1.0')
+    return this.tracer
   }
 
   /** A tracer, or `undefined` when tracing is off or the peer dependency is absent. */
@@ -61,8 +73,10 @@ export class CallTracer {
     return new CallTracer(otel, options?.recordContent === true)
   }
 
-  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined): Span {
-    const span = this.tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL })
+  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined): Span | undefined {
+    const tracer = this.resolve()
+    if (tracer === undefined) return undefined
+    const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL })
     if (!span.isRecording()) return span
     span.setAttribute('gen_ai.operation.name', 'execute_tool')
     span.setAttribute('gen_ai.tool.name', tool)
