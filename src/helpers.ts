@@ -78,7 +78,7 @@ export interface ModelResult {
 /** Builds a suspension: `metadata.pending` holds the request (id generated when absent). */
 export function pending(request: PendingRequestInit): ModelResult {
   const req: Record<string, unknown> = { ...request, id: request.id ?? globalThis.crypto.randomUUID() }
-  const detail = request.summary ?? request.prompt ?? request.url
+  const detail = request.summary ?? request.prompt
   return Object.freeze({
     output: detail === undefined ? `Waiting for ${request.kind}` : `Waiting for ${request.kind}: ${detail}`,
     isError: true,

@@ -175,7 +175,8 @@ function checkPending(init: unknown): PendingRequest {
 }
 
 function describePending(request: PendingRequest): string {
-  const detail = request.summary ?? request.prompt ?? request.url
+  // the URL stays out of model-visible text: it may carry state tokens
+  const detail = request.summary ?? request.prompt
   return detail === undefined ? `Waiting for ${request.kind}` : `Waiting for ${request.kind}: ${detail}`
 }
 

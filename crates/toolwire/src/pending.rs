@@ -326,11 +326,8 @@ impl PendingRequest {
 
     /// A one-line description for the model's text output.
     pub(crate) fn describe(&self) -> String {
-        let detail = self
-            .summary
-            .as_deref()
-            .or(self.prompt.as_deref())
-            .or(self.url.as_deref());
+        // The URL stays out of model-visible text: it may carry state tokens.
+        let detail = self.summary.as_deref().or(self.prompt.as_deref());
         match detail {
             Some(detail) => format!("Waiting for {}: {detail}", self.kind.as_str()),
             None => format!("Waiting for {}", self.kind.as_str()),
