@@ -36,8 +36,16 @@ export async function candidates(ctx) {
     }
     case 2: {
       const a = manager(ctx, 'batch')
+      const m = manager(ctx, 'callMany')
       const n = ctx.batchSize
+      const turn = Array.from({ length: n }, () => ({ name, args: ctx.argsText }))
       return [
+        {
+          name: 'toolwire tm.callMany',
+          notes: `one tm.callMany of ${n} calls (JSON text), views in order`,
+          run: () => m.callMany(turn),
+          check: async (text) => expectOk((await m.callMany([{ name, args: text }]))[0]),
+        },
         {
           name: 'toolwire tm.callJson ×N',
           notes: `Promise.all of ${n} tm.callJson`,

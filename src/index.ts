@@ -3,6 +3,7 @@
  * canonical result; this package dispatches calls and shows that result to each audience.
  */
 export { ToolManager, ToolCallError, TOOL_FAILED_MESSAGE } from './manager.js'
+export type { BatchCall } from './manager.js'
 export type {
   CallOptions,
   ConcurrencyOptions,

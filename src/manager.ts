@@ -329,6 +329,58 @@ export class ToolManager {
   }
 
   /**
+   * Runs the calls a model made in one turn, in parallel, and resolves once with their
+   * views in order. Each call behaves exactly as `call`/`callJson`; never rejects.
+   */
+  callMany(calls: readonly BatchCall[]): Promise<readonly CallResult[]> {
+    if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
+    const sink = new BatchSink(calls.length)
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i] as BatchCall | undefined
+      try {
+        this.dispatchInto(sink, i, c)
+      } catch (err) {
+        this.settleEarly(String(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err).then((v) => sink.put(i, v))
+      }
+    }
+    return sink.promise
+  }
+
+  private dispatchInto(sink: BatchSink, index: number, c: BatchCall | undefined): void {
+    const name = c?.name as string
+    const options = c?.options
+    let input: unknown = c?.input
+    const args: unknown = c?.args
+    if (args !== undefined) {
+      try {
+        if (typeof args !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof args}`)
+        input = JSON.parse(args)
+      } catch (err) {
+        const message = `The arguments are not valid JSON: ${(err as Error).message}`
+        sink.put(index, this.earlyView(name, options, ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })])))))
+        return
+      }
+    }
+    const entry = this.tools.get(name)
+    if (entry === undefined) {
+      sink.put(index, this.earlyView(String(name), options, ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`))))
+      return
+    }
+    const issues = entry.validate(input)
+    if (issues !== undefined) {
+      sink.put(index, this.earlyView(name, options, ToolResult.failed(invalidError(issues))))
+      return
+    }
+    const seq = options?.callId === undefined ? ++this.seq : 0
+    const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
+    if (seq === 0 && (typeof callId !== 'string' || this.inflightCall(callId) !== undefined)) {
+      sink.put(index, this.earlyView(name, undefined, ToolResult.failed(refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`))))
+      return
+    }
+    new Call(this, entry, callId, input, options, 'view', undefined, seq).startInto(sink, index)
+  }
+
+  /**
    * Calls a tool with the arguments as JSON text, as models send them. Never rejects.
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
@@ -552,6 +604,10 @@ export class ToolManager {
 
   /** @internal A call settled before its body could run. */
   settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
+    return Promise.resolve(this.earlyView(tool, options, result, bug))
+  }
+
+  private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
     const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
     if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
     if (this.tracer !== undefined) {
@@ -568,7 +624,7 @@ export class ToolManager {
       const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))
       this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record })
     }
-    return Promise.resolve(view)
+    return view
   }
 
   /** @internal */
@@ -708,6 +764,33 @@ function fromModelResult(r: ModelResult): ToolResult {
 }
 
 
+/** Collects the views of one `callMany` batch and resolves once, when the last call settles. */
+class BatchSink {
+  readonly views: CallResult[]
+  private remaining: number
+  readonly promise: Promise<readonly CallResult[]>
+  private resolve!: (views: readonly CallResult[]) => void
+
+  constructor(size: number) {
+    this.views = new Array<CallResult>(size)
+    this.remaining = size
+    this.promise = new Promise((resolve) => {
+      this.resolve = resolve
+    })
+    if (size === 0) this.resolve(Object.freeze(this.views))
+  }
+
+  put(index: number, view: CallResult): void {
+    this.views[index] = view
+    if (--this.remaining === 0) this.resolve(Object.freeze(this.views))
+  }
+}
+
+/** One call of a `callMany` batch: `args` is JSON text (as models send it) or `input` an object. */
+export type BatchCall =
+  | { readonly name: string; readonly args: string; readonly input?: undefined; readonly options?: CallOptions }
+  | { readonly name: string; readonly input: unknown; readonly args?: undefined; readonly options?: CallOptions }
+
 /** Unix milliseconds of a `performance.now()` reading. */
 function wallClock(monotonic: number): number {
   return Math.round(performance.timeOrigin + monotonic)
@@ -794,6 +877,17 @@ class Call {
     const promise = new Promise<CallResult | Settlement>((resolve) => {
       this.resolve = resolve
     })
+    this.begin()
+    return promise
+  }
+
+  /** Starts a call of a batch: its view lands in `sink` instead of a promise of its own. */
+  startInto(sink: BatchSink, index: number): void {
+    this.resolve = (view) => sink.put(index, view as CallResult)
+    this.begin()
+  }
+
+  private begin(): void {
     const { tm, entry, options } = this
     if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
     if (tm.tracer !== undefined) this.span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.input, entry.sensitive)
@@ -802,7 +896,7 @@ class Call {
     if (signal !== undefined) {
       if (signal.aborted) {
         this.finish(cancelledResult('signal'))
-        return promise
+        return
       }
       this.onAbort = () => this.interrupt(cancelledResult('signal'))
       signal.addEventListener('abort', this.onAbort, { once: true })
@@ -818,7 +912,6 @@ class Call {
     if (this.continuation !== undefined) this.admit()
     else if (tm.options.permission !== undefined || entry.def.permission !== undefined) this.checkPermission()
     else this.gate()
-    return promise
   }
 
   private checkPermission(): void {

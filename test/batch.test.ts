@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest'
+import { ToolManager, errorResult } from '../src/index.js'
+
+const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false }
+
+function manager(): ToolManager {
+  const tm = new ToolManager()
+  tm.register({ name: 'double', inputSchema: schema, run: async ({ n }: { n: number }) => n * 2 })
+  tm.register({ name: 'fail', inputSchema: { type: 'object' }, run: () => errorResult('nope') })
+  tm.register({ name: 'throws', inputSchema: { type: 'object' }, run: () => { throw new Error('secret') } })
+  tm.register({ name: 'hang', inputSchema: { type: 'object' }, run: (_i, ctx) => new Promise((r) => ctx.signal.addEventListener('abort', r)) })
+  return tm
+}
+
+describe('tm.callMany', () => {
+  it('runs a turn of calls and resolves once with views in order', async () => {
+    const tm = manager()
+    const views = await tm.callMany([
+      { name: 'double', args: '{"n":2}' },
+      { name: 'double', input: { n: 5 } },
+      { name: 'double', args: '{"n":"x"}' },
+      { name: 'double', args: '{bad' },
+      { name: 'nope', args: '{}' },
+      { name: 'fail', input: {} },
+      { name: 'throws', input: {} },
+    ])
+    expect(views.map((v) => v.status)).toEqual(['ok', 'ok', 'invalid', 'invalid', 'refused', 'error', 'error'])
+    expect(views[0]).toMatchObject({ status: 'ok', data: 4 })
+    expect(views[1]).toMatchObject({ status: 'ok', data: 10 })
+    expect(JSON.stringify(views[6])).not.toContain('secret')
+    expect(Object.isFrozen(views)).toBe(true)
+    expect(new Set(views.map((v) => v.callId)).size).toBe(7)
+    expect(structuredClone(views)).toEqual(JSON.parse(JSON.stringify(views)))
+  })
+
+  it('settles each call exactly as tm.call would, including cancellation', async () => {
+    const tm = manager()
+    const pending = tm.callMany([
+      { name: 'hang', input: {}, options: { callId: 'h1' } },
+      { name: 'double', input: { n: 1 } },
+      { name: 'hang', input: {}, options: { timeoutMs: 5 } },
+    ])
+    setTimeout(() => tm.cancel('h1'), 5)
+    const views = await pending
+    expect(views[0]).toMatchObject({ status: 'cancelled', by: 'operator', callId: 'h1' })
+    expect(views[1]).toMatchObject({ status: 'ok', data: 2 })
+    expect(views[2]).toMatchObject({ status: 'error', kind: 'timeout' })
+  })
+
+  it('resolves an empty batch and never rejects on bad input', async () => {
+    const tm = manager()
+    expect(await tm.callMany([])).toEqual([])
+    expect(await tm.callMany('nope' as never)).toEqual([])
+    const [v] = await tm.callMany([undefined as never])
+    expect(v!.status).toBe('refused')
+    const [w] = await tm.callMany([{ name: 'double', args: 42 as never }])
+    expect(w!.status).toBe('invalid')
+  })
+
+  it('counts batch calls in the core metrics like single calls', async () => {
+    const tm = manager()
+    await tm.callMany(Array.from({ length: 100 }, (_, n) => ({ name: 'double', input: { n } })))
+    expect(tm.metrics().tools.find((t) => t.tool === 'double')!.calls.success).toBe(100)
+  })
+})
