@@ -15,7 +15,7 @@ import { CallTracer, type TelemetryOptions } from './telemetry.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
 import type { ContentPart, FieldChange, JsonValue, PendingRequest } from './types.js'
 import { SchemaCompiler, type Issue, type SchemaOptions, type Validator } from './validate.js'
-import { viewOf, type CallResult, type CancelledBy } from './view.js'
+import { canonicalOf, okView, viewOf, type CallResult, type CancelledBy } from './view.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {
@@ -1106,6 +1106,23 @@ class Call {
 
   private complete(value: unknown): void {
     if (this.settled) return
+    if (this.reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)) {
+      // the common case: a plain value, taken as ok(value)
+      this.raw = value
+      let data: JsonValue
+      try {
+        data = toFrozenJson(value)
+      } catch (err) {
+        this.tm.reportError(this.callId, this.entry.name, err)
+        const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
+        return this.settleAttempt(ToolResult.failed(toolError('other', message)))
+      }
+      if (this.tm.development && this.entry.validateOutput !== undefined) {
+        const issues = this.entry.validateOutput(data)
+        if (issues !== undefined) this.tm.emit('output_invalid', { callId: this.callId, tool: this.entry.name, issues })
+      }
+      return this.finish(undefined, data)
+    }
     this.raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
     let result: ToolResult
     try {
@@ -1168,7 +1185,8 @@ class Call {
     this.controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
   }
 
-  private finish(result: ToolResult): void {
+  /** Settles the call once: with `result`, or (no result) as a success with frozen `okData`. */
+  private finish(settled: ToolResult | undefined, okData?: JsonValue): void {
     if (this.settled) return
     this.settled = true
     const { tm, entry } = this
@@ -1184,14 +1202,20 @@ class Call {
       if (i >= 0) entry.queue.splice(i, 1)
     }
     if (this.admittedByBreaker) {
-      entry.breaker!.settle(result.isError() && !result.isErrorKind('cancelled') && !result.isErrorKind('invalid_args'))
+      entry.breaker!.settle(settled !== undefined && settled.isError() && !settled.isErrorKind('cancelled') && !settled.isErrorKind('invalid_args'))
     }
-    if (result.isPending() && this.ran) {
-      tm.park(result.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
+    if (settled !== undefined && settled.isPending() && this.ran) {
+      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
     }
-    const view = viewOf(result, this.callId)
+    const view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
     const durationMs = performance.now() - this.startedAt
-    tm.metricsBuffer.settled(entry.metricsId, result, durationMs)
+    if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
+    else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
+    if (this.span === undefined && tm.options.evidence === undefined && this.mode === 'view' && !tm.hasListeners('call_end')) {
+      this.resolve(view)
+      return
+    }
+    const result = settled ?? canonicalOf(view)!
     if (this.span !== undefined) tm.tracer!.end(this.span, result, entry.sensitive)
     if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {

@@ -52,6 +52,10 @@ export class MetricsBuffer {
     this.push(toolId, STATUS_CODE[result.disposition()], error === undefined ? -1 : (KIND_CODE.get(error.kind) ?? -1), durationMs > 0 ? durationMs : 0)
   }
 
+  succeeded(toolId: number, durationMs: number): void {
+    this.push(toolId, 0, -1, durationMs > 0 ? durationMs : 0)
+  }
+
   private push(a: number, b: number, c: number, d: number): void {
     const i = this.used
     const buf = this.buffer

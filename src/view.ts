@@ -34,15 +34,32 @@ export type CallStatus = CallResult['status']
  * deep equality see just the view's own data properties (a clone is a plain object).
  */
 class View {
-  readonly #canonical: ToolResult
+  #canonical: ToolResult | undefined
+  readonly #untrusted: boolean
 
-  constructor(canonical: ToolResult) {
+  constructor(canonical: ToolResult | undefined, untrusted: boolean) {
     this.#canonical = canonical
+    this.#untrusted = untrusted
   }
 
   static canonicalOf(view: unknown): ToolResult | undefined {
-    return view instanceof View ? view.#canonical : undefined
+    if (!(view instanceof View)) return undefined
+    // an `ok` view made on the fast path builds its canonical result on first use
+    view.#canonical ??= ToolResult.fromData((view as unknown as { data: JsonValue }).data, undefined, view.#untrusted)
+    return view.#canonical
   }
+}
+
+/**
+ * The `ok` view of data that already has JSON form (deeply frozen), without building
+ * the canonical result until someone asks for it (`canonicalOf`).
+ */
+export function okView(data: JsonValue, callId: string, untrusted: boolean): CallResult {
+  const view = new View(undefined, untrusted) as unknown as Record<string, unknown>
+  view.status = 'ok'
+  view.data = data
+  view.callId = callId
+  return Object.freeze(view) as unknown as CallResult
 }
 
 /** The canonical result behind an application view made by this process, if any. */
@@ -57,7 +74,7 @@ function details(result: ToolResult): Record<string, unknown> | undefined {
 
 /** Builds the frozen application view of `result` for call `callId`. */
 export function viewOf(result: ToolResult, callId: string | undefined): CallResult {
-  const view = new View(result) as unknown as Record<string, unknown>
+  const view = new View(result, result.isUntrusted()) as unknown as Record<string, unknown>
   switch (result.disposition()) {
     case 'success': {
       const data = result.data()

@@ -1,12 +1,15 @@
 // The README's examples run as written (against the built package, through its own name).
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt } from './fixtures/mcp/helpers.js'
 
 const root = join(import.meta.dirname, '..')
 const run = (file: string): string => execFileSync(process.execPath, [join(root, 'examples', file)], { cwd: root, encoding: 'utf8' })
 
 describe('examples', () => {
+  beforeAll(() => ensureBuilt(), 120_000)
+
   it('quickstart.mjs', () => {
     const out = run('quickstart.mjs')
     expect(out).toContain('"status":"success"')

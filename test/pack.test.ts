@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt } from './fixtures/mcp/helpers.js'
 
 const root = join(import.meta.dirname, '..')
 const work = mkdtempSync(join(tmpdir(), 'toolwire-install-'))
@@ -29,6 +30,7 @@ const script = `
 describe('packed install', () => {
   let tarballs: string[] = []
   beforeAll(() => {
+    ensureBuilt()
     tarballs = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'tarballs')], root).trim().split('\n')
     run('mkdir', ['-p', project], work)
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
