@@ -347,52 +347,18 @@ export class ToolManager {
   }
 
   private dispatchInto(sink: BatchSink, index: number, c: BatchCall | undefined): void {
-    const name = c?.name as string
-    const options = c?.options
-    let input: unknown = c?.input
-    const args: unknown = c?.args
-    if (args !== undefined) {
-      try {
-        if (typeof args !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof args}`)
-        input = JSON.parse(args)
-      } catch (err) {
-        const message = `The arguments are not valid JSON: ${(err as Error).message}`
-        sink.put(index, this.earlyView(name, options, ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })])))))
-        return
-      }
-    }
-    const entry = this.tools.get(name)
-    if (entry === undefined) {
-      sink.put(index, this.earlyView(String(name), options, ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`))))
-      return
-    }
-    const issues = entry.validate(input)
-    if (issues !== undefined) {
-      sink.put(index, this.earlyView(name, options, ToolResult.failed(invalidError(issues))))
-      return
-    }
-    const seq = options?.callId === undefined ? ++this.seq : 0
-    const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
-    if (seq === 0 && (typeof callId !== 'string' || this.inflightCall(callId) !== undefined)) {
-      sink.put(index, this.earlyView(name, undefined, ToolResult.failed(refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`))))
-      return
-    }
-    new Call(this, entry, callId, input, options, 'view', undefined, seq).startInto(sink, index)
+    const input = c?.args !== undefined ? parseArgs(c.args) : c?.input
+    const admitted = input instanceof ToolResult ? { result: input, options: c?.options } : this.admit(c?.name as string, input, c?.options, 'view')
+    if (admitted instanceof Call) admitted.startInto(sink, index)
+    else sink.put(index, this.earlyView(String(c?.name), admitted.options, admitted.result))
   }
 
   /**
    * Calls a tool with the arguments as JSON text, as models send them. Never rejects.
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
-    let input: unknown
-    try {
-      if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
-      input = JSON.parse(argsText)
-    } catch (err) {
-      const message = `The arguments are not valid JSON: ${(err as Error).message}`
-      return this.settleEarly(name, options, ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })]))))
-    }
-    return this.call(name, input, options)
+    const input = parseArgs(argsText)
+    return input instanceof ToolResult ? this.settleEarly(name, options, input) : this.call(name, input, options)
   }
 
   /**
@@ -538,13 +504,17 @@ export class ToolManager {
   }
 
   private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
-    const entry = this.tools.get(name)
-    const early = (result: ToolResult): Promise<Settlement> =>
-      this.settleEarly(name, options, result).then((view) => ({ view, result, raw: undefined, ran: false, reported: undefined, diagnostics: newDiagnostics() }))
-    if (entry === undefined) return early(ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`)))
-    const issues = entry.validate(input)
-    if (issues !== undefined) return early(ToolResult.failed(invalidError(issues)))
-    return new Call(this, entry, options?.callId ?? this.nextCallId(), input, options, 'settlement', undefined).start() as Promise<Settlement>
+    const admitted = this.admit(name, input, options, 'settlement')
+    if (admitted instanceof Call) return admitted.start() as Promise<Settlement>
+    const { result } = admitted
+    return this.settleEarly(String(name), admitted.options, result).then((view) => ({
+      view,
+      result,
+      raw: undefined,
+      ran: false,
+      reported: undefined,
+      diagnostics: newDiagnostics(),
+    }))
   }
 
   /**
@@ -580,26 +550,35 @@ export class ToolManager {
   }
 
   private dispatch(name: string, input: unknown, options: CallOptions | undefined): Promise<CallResult> {
+    const admitted = this.admit(name, input, options, 'view')
+    return admitted instanceof Call
+      ? (admitted.start() as Promise<CallResult>)
+      : this.settleEarly(String(name), admitted.options, admitted.result)
+  }
+
+  /**
+   * Looks the tool up, validates the input and picks the call id: a call ready to start,
+   * or the result of one that cannot run (with the options its view should use).
+   */
+  private admit(
+    name: string,
+    input: unknown,
+    options: CallOptions | undefined,
+    mode: 'view' | 'settlement',
+  ): Call | { readonly result: ToolResult; readonly options: CallOptions | undefined } {
     const entry = this.tools.get(name)
     if (entry === undefined) {
-      return this.settleEarly(
-        String(name),
-        options,
-        ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`)),
-      )
+      return { result: ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`)), options }
     }
     const issues = entry.validate(input)
-    if (issues !== undefined) return this.settleEarly(name, options, ToolResult.failed(invalidError(issues)))
+    if (issues !== undefined) return { result: ToolResult.failed(invalidError(issues)), options }
     const seq = options?.callId === undefined ? ++this.seq : 0
     const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
     if (seq === 0 && (typeof callId !== 'string' || this.inflightCall(callId) !== undefined)) {
-      return this.settleEarly(
-        name,
-        undefined,
-        ToolResult.failed(refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)),
-      )
+      const duplicate = refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)
+      return { result: ToolResult.failed(duplicate), options: undefined }
     }
-    return new Call(this, entry, callId, input, options, 'view', undefined, seq).start() as Promise<CallResult>
+    return new Call(this, entry, callId, input, options, mode, undefined, seq)
   }
 
   /** @internal A call settled before its body could run. */
@@ -667,6 +646,17 @@ export class ToolManager {
       }
     }
     this.inflight.delete(call.callId)
+  }
+}
+
+/** Parses model-sent argument text; malformed text gives the `invalid` result instead. */
+function parseArgs(argsText: unknown): unknown {
+  try {
+    if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
+    return JSON.parse(argsText)
+  } catch (err) {
+    const message = `The arguments are not valid JSON: ${(err as Error).message}`
+    return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })])))
   }
 }
 
