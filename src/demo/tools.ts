@@ -43,6 +43,30 @@ function sandboxFailure(err: unknown): unknown {
   throw err
 }
 
+type Resolved = Awaited<ReturnType<Sandbox['resolve']>>
+
+/**
+ * Resolves a tool's `path` inside the sandbox and, when `kind` is given, checks that it
+ * is a regular file or a directory. A failure is returned as the tool's result.
+ */
+async function resolveIn(
+  sandbox: Sandbox,
+  path: string,
+  kind?: 'file' | 'directory',
+): Promise<{ target: Resolved; size: number } | { failure: unknown }> {
+  let target: Resolved
+  try {
+    target = await sandbox.resolve(path)
+  } catch (err) {
+    return { failure: sandboxFailure(err) }
+  }
+  if (kind === undefined) return { target, size: 0 }
+  const info = await lstat(target.real)
+  if (kind === 'file' && !info.isFile()) return { failure: refuse('not_a_file', `${target.rel} is not a regular file`) }
+  if (kind === 'directory' && !info.isDirectory()) return { failure: refuse('not_a_directory', `${target.rel} is not a directory`) }
+  return { target, size: info.size }
+}
+
 /** Whether `bytes` look like text: no NUL byte and valid UTF-8. */
 function looksLikeText(bytes: Uint8Array): boolean {
   if (bytes.includes(0)) return false
@@ -101,14 +125,9 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     },
     hints: { readOnly: true, idempotent: true, untrustedContent: true },
     async run({ path }) {
-      let target
-      try {
-        target = await sandbox.resolve(path)
-      } catch (err) {
-        return sandboxFailure(err)
-      }
-      const info = await lstat(target.real)
-      if (!info.isFile()) return refuse('not_a_file', `${target.rel} is not a regular file`)
+      const resolved = await resolveIn(sandbox, path, 'file')
+      if ('failure' in resolved) return resolved.failure
+      const { target } = resolved
       const { bytes, size } = await readPrefix(target.real, Math.max(maxText, 64))
       const sniffed = sniffMimeType(bytes)
       if (isMedia(sniffed)) {
@@ -171,13 +190,9 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     },
     hints: { readOnly: true, idempotent: true },
     async run({ path = '.' }) {
-      let target
-      try {
-        target = await sandbox.resolve(path)
-      } catch (err) {
-        return sandboxFailure(err)
-      }
-      if (!(await lstat(target.real)).isDirectory()) return refuse('not_a_directory', `${target.rel} is not a directory`)
+      const resolved = await resolveIn(sandbox, path, 'directory')
+      if ('failure' in resolved) return resolved.failure
+      const { target } = resolved
       const dirents = await readdir(target.real, { withFileTypes: true })
       dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       const entries: { name: string; type: string; size?: number }[] = []
@@ -215,12 +230,9 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     },
     hints: { readOnly: true, idempotent: true, untrustedContent: true },
     async run({ query, path = '.', maxMatches = 100, caseSensitive = false }, ctx: ToolContext) {
-      let target
-      try {
-        target = await sandbox.resolve(path)
-      } catch (err) {
-        return sandboxFailure(err)
-      }
+      const resolved = await resolveIn(sandbox, path)
+      if ('failure' in resolved) return resolved.failure
+      const { target } = resolved
       const needle = caseSensitive ? query : query.toLowerCase()
       const matches: { path: string; line: number; text: string }[] = []
       let truncated = false
@@ -332,19 +344,14 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     needsConfirmation: true,
     summarize: ({ path }) => `Delete ${path}`,
     async run({ path }, ctx) {
-      let target
-      try {
-        target = await sandbox.resolve(path)
-      } catch (err) {
-        return sandboxFailure(err)
-      }
-      const info = await lstat(target.real)
-      if (!info.isFile()) return refuse('not_a_file', `${target.rel} is not a regular file`)
+      const resolved = await resolveIn(sandbox, path, 'file')
+      if ('failure' in resolved) return resolved.failure
+      const { target, size } = resolved
       // keep small files so the deletion can be undone (tm.undo(callId))
-      const backup = info.size <= 10 * 1024 * 1024 ? await readFile(target.real) : undefined
+      const backup = size <= 10 * 1024 * 1024 ? await readFile(target.real) : undefined
       await unlink(target.real)
       if (backup !== undefined) ctx.registerUndo(() => writeFile(target.real, backup, { flag: 'wx' }).then(() => ({ restored: target.rel })))
-      return ok({ deleted: target.rel, bytes: info.size })
+      return ok({ deleted: target.rel, bytes: size })
     },
   }
 
