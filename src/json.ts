@@ -12,9 +12,10 @@ export class NotJsonError extends TypeError {
 }
 
 const sharedStack: unknown[] = []
-let walking = false
+let active = 0
 
 const EMPTY_ARRAY: readonly JsonValue[] = Object.freeze([])
+const { hasOwn, getPrototypeOf } = Object
 
 function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue): void {
   if (key === '__proto__') {
@@ -24,7 +25,7 @@ function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue
   }
 }
 
-function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): JsonValue | undefined {
+function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefined {
   let value = input
   if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     value = (value as { toJSON(key: string): unknown }).toJSON(key)
@@ -44,8 +45,9 @@ function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): J
   }
   if (value === null) return null
   const obj = value as object
-  if (obj instanceof Number || obj instanceof String || obj instanceof Boolean) {
-    return walk(holder, key, obj.valueOf(), stack)
+  const proto = getPrototypeOf(obj)
+  if (proto !== Object.prototype && proto !== Array.prototype && (obj instanceof Number || obj instanceof String || obj instanceof Boolean)) {
+    return walk(key, obj.valueOf(), stack)
   }
   if (stack.includes(obj)) throw new NotJsonError(`a cycle at ${pointer(stack, key)} has no JSON form`)
   stack.push(obj)
@@ -56,7 +58,8 @@ function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): J
     } else {
       const arr: JsonValue[] = new Array(obj.length)
       for (let i = 0; i < obj.length; i++) {
-        const item = walk(obj, String(i), obj[i], stack)
+        const v: unknown = obj[i]
+        const item = typeof v === 'string' || typeof v === 'boolean' ? v : walk(String(i), v, stack)
         arr[i] = item === undefined ? null : item
       }
       out = Object.freeze(arr)
@@ -64,8 +67,9 @@ function walk(holder: unknown, key: string, input: unknown, stack: unknown[]): J
   } else {
     const copy: Record<string, JsonValue> = {}
     for (const k in obj) {
-      if (!Object.hasOwn(obj, k)) continue
-      const item = walk(obj, k, (obj as Record<string, unknown>)[k], stack)
+      if (!hasOwn(obj, k)) continue
+      const v: unknown = (obj as Record<string, unknown>)[k]
+      const item = typeof v === 'string' || typeof v === 'boolean' ? v : walk(k, v, stack)
       if (item !== undefined) setOwn(copy, k, item)
     }
     out = Object.freeze(copy)
@@ -97,16 +101,14 @@ export function toFrozenJson(value: unknown): JsonValue {
       throw new NotJsonError(`a ${typeof value} has no JSON form`)
   }
   // one shared stack, unless a toJSON re-enters while it is in use
-  const stack = sharedStack.length === 0 && !walking ? sharedStack : []
-  walking = true
+  const stack = active === 0 ? sharedStack : []
+  active++
   let out: JsonValue | undefined
   try {
-    out = walk(undefined, '', value, stack)
+    out = walk('', value, stack)
   } finally {
-    if (stack === sharedStack) {
-      sharedStack.length = 0
-      walking = false
-    }
+    active--
+    if (stack.length !== 0) stack.length = 0 // only after a throw: a walk pops what it pushes
   }
   if (out === undefined) throw new NotJsonError('the value has no JSON form')
   return out
