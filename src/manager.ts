@@ -377,7 +377,7 @@ export class ToolManager {
   cancel(callId: string): boolean {
     const call = this.inflightCall(callId)
     if (call === undefined) return false
-    call.interrupt(cancelledResult('operator'))
+    Call.interrupt(call, cancelledResult('operator'))
     return true
   }
 
@@ -619,15 +619,15 @@ export class ToolManager {
     if (callId.startsWith(this.idPrefix)) {
       const seq = Number(callId.slice(this.idPrefix.length))
       const call = Number.isInteger(seq) ? this.slots[seq & (SLOTS - 1)] : undefined
-      if (call !== undefined && call.seq === seq) return call
+      if (call !== undefined && Call.seqOf(call) === seq) return call
     }
     return this.inflight.get(callId)
   }
 
   /** @internal */
   track(call: Call): void {
-    if (call.seq !== 0) {
-      const i = call.seq & (SLOTS - 1)
+    if (Call.seqOf(call) !== 0) {
+      const i = Call.seqOf(call) & (SLOTS - 1)
       if (this.slots[i] === undefined) {
         this.slots[i] = call
         return
@@ -638,8 +638,8 @@ export class ToolManager {
 
   /** @internal */
   untrack(call: Call): void {
-    if (call.seq !== 0) {
-      const i = call.seq & (SLOTS - 1)
+    if (Call.seqOf(call) !== 0) {
+      const i = Call.seqOf(call) & (SLOTS - 1)
       if (this.slots[i] === call) {
         this.slots[i] = undefined
         return
@@ -786,169 +786,186 @@ function wallClock(monotonic: number): number {
   return Math.round(performance.timeOrigin + monotonic)
 }
 
-/** What a body sees of its call (`ctx`): a small object whose methods live on the prototype. */
-class CallContext implements ToolContext {
+/** One admitted call, from admission to its single settlement. */
+class Call implements ToolContext {
+  // Everything but the ToolContext members is #private: the body receives this object as
+  // `ctx` (one allocation per call instead of two) and sees only its context.
   readonly callId: string
+  readonly toolName: string
+  #settled = false
+  #controller: AbortController | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #retryTimer: ReturnType<typeof setTimeout> | undefined
+  #onAbort: (() => void) | undefined
+  #resolve!: (value: CallResult | Settlement) => void
+  readonly #startedAt = performance.now()
+  #running = false
+  #admittedByBreaker = false
+  #attemptNo = 1
+  /** What the body returned (helper `ok` unwrapped), for the raw contract. */
+  #raw: unknown = undefined
+  #ran = false
+  #reported: string | undefined
+  #callbackSettled = true
+  #diagnostics: OutcomeDiagnostics | undefined
+  #span: ReturnType<CallTracer['start']>
+  readonly #tm: ToolManager
+  readonly #entry: ToolEntry
+  readonly #input: unknown
+  readonly #options: CallOptions | undefined
+  readonly #mode: 'view' | 'settlement'
+  readonly #continuation: Continuation
+  /** The sequence number of a generated call id; 0 for a caller-chosen id. */
+  readonly #seq: number
 
   constructor(
-    private readonly call: Call,
-    private readonly tm: ToolManager,
-    readonly toolName: string,
+    tm: ToolManager,
+    entry: ToolEntry,
+    callId: string,
+    input: unknown,
+    options: CallOptions | undefined,
+    mode: 'view' | 'settlement',
+    continuation: Continuation,
+    seq = 0,
   ) {
-    this.callId = call.callId
+    this.callId = callId
+    this.toolName = entry.name
+    this.#tm = tm
+    this.#entry = entry
+    this.#input = input
+    this.#options = options
+    this.#mode = mode
+    this.#continuation = continuation
+    this.#seq = seq
+  }
+
+  /** @internal */
+  static seqOf(call: Call): number {
+    return call.#seq
+  }
+
+  /** @internal Settles from outside the body (cancel, signal, timeout). */
+  static interrupt(call: Call, result: ToolResult): void {
+    call.#interrupt(result)
   }
 
   get signal(): AbortSignal {
-    return this.call.signal()
+    return this.#getSignal()
   }
 
   get attempt(): number {
-    return this.call.attemptNo
+    return this.#attemptNo
   }
 
   registerUndo(restore: () => unknown): void {
     if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
-    this.tm.registerUndo(this.callId, restore)
+    this.#tm.registerUndo(this.callId, restore)
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
-    if (this.call.settled || !this.tm.hasListeners('progress')) return
+    if (this.#settled || !this.#tm.hasListeners('progress')) return
     const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
     if (total !== undefined) event.total = total
     if (message !== undefined) event.message = message
-    this.tm.emit('progress', event)
-  }
-}
-
-/** One admitted call, from admission to its single settlement. */
-class Call {
-  /** @internal */ settled = false
-  private controller: AbortController | undefined
-  private timer: ReturnType<typeof setTimeout> | undefined
-  private retryTimer: ReturnType<typeof setTimeout> | undefined
-  private onAbort: (() => void) | undefined
-  private resolve!: (value: CallResult | Settlement) => void
-  private readonly startedAt = performance.now()
-  private running = false
-  private admittedByBreaker = false
-  /** @internal */ attemptNo = 1
-  /** What the body returned (helper `ok` unwrapped), for the raw contract. */
-  private raw: unknown = undefined
-  private ran = false
-  private reported: string | undefined
-  private callbackSettled = true
-  private diagnostics: OutcomeDiagnostics | undefined
-  private span: ReturnType<CallTracer['start']>
-  readonly ctx: ToolContext
-
-  constructor(
-    private readonly tm: ToolManager,
-    private readonly entry: ToolEntry,
-    readonly callId: string,
-    private readonly input: unknown,
-    private readonly options: CallOptions | undefined,
-    private readonly mode: 'view' | 'settlement',
-    private readonly continuation: Continuation,
-    /** The sequence number of a generated call id; 0 for a caller-chosen id. */
-    readonly seq: number = 0,
-  ) {
-    this.ctx = new CallContext(this, tm, entry.name)
+    this.#tm.emit('progress', event)
   }
 
-  signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController()
-      if (this.settled) this.controller.abort()
+  #getSignal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#settled) this.#controller.abort()
     }
-    return this.controller.signal
+    return this.#controller.signal
   }
 
   start(): Promise<CallResult | Settlement> {
     const promise = new Promise<CallResult | Settlement>((resolve) => {
-      this.resolve = resolve
+      this.#resolve = resolve
     })
-    this.begin()
+    this.#begin()
     return promise
   }
 
   /** Starts a call of a batch: its view lands in `sink` instead of a promise of its own. */
   startInto(sink: BatchSink, index: number): void {
-    this.resolve = (view) => sink.put(index, view as CallResult)
-    this.begin()
+    this.#resolve = (view) => sink.put(index, view as CallResult)
+    this.#begin()
   }
 
-  private begin(): void {
-    const { tm, entry, options } = this
+  #begin(): void {
+    const tm = this.#tm
+    const entry = this.#entry
+    const options = this.#options
     if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
-    if (tm.tracer !== undefined) this.span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.input, entry.sensitive)
+    if (tm.tracer !== undefined) this.#span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.#input, entry.sensitive)
     tm.metricsBuffer.started(entry.metricsId)
     const signal = options?.signal
     if (signal !== undefined) {
       if (signal.aborted) {
-        this.finish(cancelledResult('signal'))
+        this.#finish(cancelledResult('signal'))
         return
       }
-      this.onAbort = () => this.interrupt(cancelledResult('signal'))
-      signal.addEventListener('abort', this.onAbort, { once: true })
+      this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
+      signal.addEventListener('abort', this.#onAbort, { once: true })
     }
     tm.track(this)
     const timeoutMs = options?.timeoutMs ?? entry.timeoutMs ?? tm.options.timeoutMs
     if (timeoutMs !== undefined) {
-      this.timer = setTimeout(
-        () => this.interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`))),
+      this.#timer = setTimeout(
+        () => this.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`))),
         timeoutMs,
       )
     }
-    if (this.continuation !== undefined) this.admit()
-    else if (tm.options.permission !== undefined || entry.def.permission !== undefined) this.checkPermission()
-    else this.gate()
+    if (this.#continuation !== undefined) this.#admit()
+    else if (tm.options.permission !== undefined || entry.def.permission !== undefined) this.#checkPermission()
+    else this.#gate()
   }
 
-  private checkPermission(): void {
-    const hooks = [this.tm.options.permission, this.entry.def.permission].filter((h): h is PermissionHook => h !== undefined)
-    const request = Object.freeze({ tool: this.entry.name, input: this.input, callId: this.callId })
+  #checkPermission(): void {
+    const hooks = [this.#tm.options.permission, this.#entry.def.permission].filter((h): h is PermissionHook => h !== undefined)
+    const request = Object.freeze({ tool: this.#entry.name, input: this.#input, callId: this.callId })
     const step = (i: number): void => {
-      if (this.settled) return
-      if (i === hooks.length) return this.gate()
+      if (this.#settled) return
+      if (i === hooks.length) return this.#gate()
       let decision: PermissionDecision | Promise<PermissionDecision>
       try {
         decision = hooks[i]!(request)
       } catch (err) {
-        return this.denyOnError(err)
+        return this.#denyOnError(err)
       }
       if (isThenable(decision)) {
         ;(decision as Promise<PermissionDecision>).then(
-          (d) => (this.applyDecision(d) ? step(i + 1) : undefined),
-          (err) => this.denyOnError(err),
+          (d) => (this.#applyDecision(d) ? step(i + 1) : undefined),
+          (err) => this.#denyOnError(err),
         )
-      } else if (this.applyDecision(decision)) {
+      } else if (this.#applyDecision(decision)) {
         step(i + 1)
       }
     }
     step(0)
   }
 
-  private denyOnError(err: unknown): void {
-    this.tm.reportError(this.callId, this.entry.name, err)
-    this.finish(ToolResult.failed(refusalError('permission_denied', 'The permission check failed')))
+  #denyOnError(err: unknown): void {
+    this.#tm.reportError(this.callId, this.#entry.name, err)
+    this.#finish(ToolResult.failed(refusalError('permission_denied', 'The permission check failed')))
   }
 
   /** Returns true to allow; otherwise settles the call as refused. */
-  private applyDecision(d: PermissionDecision): boolean {
-    if (this.settled) return false
+  #applyDecision(d: PermissionDecision): boolean {
+    if (this.#settled) return false
     if (d === undefined || d === true) return true
     if (d === false) {
-      this.finish(ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
+      this.#finish(ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
       return false
     }
     if (isHelperResult(d)) {
       if (d.status === 'ok') return true
-      this.finish(d.status === 'refused' ? fromHelper(d) : ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
+      this.#finish(d.status === 'refused' ? fromHelper(d) : ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
       return false
     }
     const obj = d as { allow?: unknown; code?: unknown; message?: unknown }
     if (obj.allow === true) return true
-    this.finish(
+    this.#finish(
       ToolResult.failed(
         refusalError(
           typeof obj.code === 'string' ? obj.code : 'permission_denied',
@@ -960,286 +977,287 @@ class Call {
   }
 
   /** The confirmation gate (deferred mode). */
-  private gate(): void {
-    const rule = this.entry.def.needsConfirmation
-    if (rule === undefined || rule === false) return this.admit()
+  #gate(): void {
+    const rule = this.#entry.def.needsConfirmation
+    if (rule === undefined || rule === false) return this.#admit()
     let needed: boolean | Promise<boolean>
     try {
-      needed = rule === true ? true : (rule as (i: unknown, c: ToolContext) => boolean | Promise<boolean>)(this.input, this.ctx)
+      needed = rule === true ? true : (rule as (i: unknown, c: ToolContext) => boolean | Promise<boolean>)(this.#input, this)
     } catch (err) {
-      return this.fail(err)
+      return this.#fail(err)
     }
-    if (isThenable(needed)) (needed as Promise<boolean>).then((n) => (n ? this.askConfirmation() : this.admit()), (err) => this.fail(err))
-    else if (needed) this.askConfirmation()
-    else this.admit()
+    if (isThenable(needed)) (needed as Promise<boolean>).then((n) => (n ? this.#askConfirmation() : this.#admit()), (err) => this.#fail(err))
+    else if (needed) this.#askConfirmation()
+    else this.#admit()
   }
 
-  private askConfirmation(): void {
-    if (this.settled) return
-    const def = this.entry.def as ToolDefinition<unknown>
+  #askConfirmation(): void {
+    if (this.#settled) return
+    const def = this.#entry.def as ToolDefinition<unknown>
     let summary: string
     let changes: readonly FieldChange[] | Promise<readonly FieldChange[]> | undefined
     try {
-      summary = def.summarize?.(this.input) ?? `Run ${this.entry.name} with ${JSON.stringify(redact(this.input, this.entry.sensitive))}`
-      changes = def.previewChanges?.(this.input)
+      summary = def.summarize?.(this.#input) ?? `Run ${this.#entry.name} with ${JSON.stringify(redact(this.#input, this.#entry.sensitive))}`
+      changes = def.previewChanges?.(this.#input)
     } catch (err) {
-      return this.fail(err)
+      return this.#fail(err)
     }
     const park = (list: readonly FieldChange[] | undefined): void => {
-      if (this.settled) return
+      if (this.#settled) return
       const confirmId = globalThis.crypto.randomUUID()
       let result: ToolResult
       try {
         result = ToolResult.pending(list === undefined ? { id: confirmId, kind: 'confirmation', summary } : { id: confirmId, kind: 'confirmation', summary, changes: list })
       } catch (err) {
-        return this.fail(err)
+        return this.#fail(err)
       }
-      this.tm.park(confirmId, 'confirmation', this.entry, this.input, this.callId)
-      this.finish(result)
+      this.#tm.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId)
+      this.#finish(result)
     }
-    if (isThenable(changes)) (changes as Promise<readonly FieldChange[]>).then(park, (err) => this.fail(err))
+    if (isThenable(changes)) (changes as Promise<readonly FieldChange[]>).then(park, (err) => this.#fail(err))
     else park(changes as readonly FieldChange[] | undefined)
   }
 
-  private admit(): void {
-    if (this.settled) return
-    const entry = this.entry
+  #admit(): void {
+    if (this.#settled) return
+    const entry = this.#entry
     if (entry.breaker !== undefined) {
       if (!entry.breaker.admit()) {
-        this.finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
+        this.#finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
         return
       }
-      this.admittedByBreaker = true
+      this.#admittedByBreaker = true
     }
     if (entry.active < entry.limit) {
       entry.active++
-      this.running = true
-      this.runBody()
+      this.#running = true
+      this.#runBody()
     } else if (entry.queue.length < entry.queueLimit) {
       entry.queue.push(this)
     } else {
-      this.finish(
+      this.#finish(
         ToolResult.failed(refusalError('concurrency_limit', `Tool "${entry.name}" is at its concurrency limit and its queue is full`)),
       )
     }
   }
 
-  /** @internal Starts the body (first attempt or a retry). */
-  runBody(): void {
-    this.ran = true
+  /** Starts the body (first attempt or a retry). */
+  #runBody(): void {
+    this.#ran = true
     let ret: unknown
     try {
-      const continuation = this.continuation
+      const continuation = this.#continuation
       if (typeof continuation === 'function') {
-        ret = continuation(this.ctx)
-      } else if (this.entry.outcome !== undefined) {
-        ret = this.runOutcomeCallback(this.entry.outcome)
+        ret = continuation(this)
+      } else if (this.#entry.outcome !== undefined) {
+        ret = this.#runOutcomeCallback(this.#entry.outcome)
       } else {
-        ret = (this.entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.input, this.ctx)
+        ret = (this.#entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.#input, this)
       }
     } catch (err) {
-      this.fail(err)
+      this.#fail(err)
       return
     }
     if (isThenable(ret)) {
       ret.then(
-        (v) => this.complete(v),
-        (e) => this.fail(e),
+        (v) => this.#complete(v),
+        (e) => this.#fail(e),
       )
     } else {
-      this.complete(ret)
+      this.#complete(ret)
     }
   }
 
-  private runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
-    const diagnostics = (this.diagnostics ??= newDiagnostics())
-    this.callbackSettled = false
+  #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
+    const diagnostics = (this.#diagnostics ??= newDiagnostics())
+    this.#callbackSettled = false
     const invocation: OutcomeInvocation = {
-      context: this.ctx,
+      context: this,
       reportFailure: (error: Error) => {
-        if (this.callbackSettled) return // inert once the callback settles
+        if (this.#callbackSettled) return // inert once the callback settles
         if (!(error instanceof Error)) {
           diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
           return
         }
         const message = String(error.message) // captured when reported
-        if (this.settled) {
+        if (this.#settled) {
           diagnostics.late.push(Object.freeze({ message }))
-          this.tm.emit('late_report', { callId: this.callId, tool: this.entry.name, message })
-        } else if (this.reported === undefined) {
-          this.reported = message
+          this.#tm.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
+        } else if (this.#reported === undefined) {
+          this.#reported = message
         }
       },
     }
     let ret: unknown
     try {
-      ret = callback(this.input as never, invocation)
+      ret = callback(this.#input as never, invocation)
     } catch (err) {
-      this.callbackSettled = true
+      this.#callbackSettled = true
       throw err
     }
     if (!isThenable(ret)) {
-      this.callbackSettled = true
+      this.#callbackSettled = true
       return ret
     }
     return (ret as Promise<unknown>).then(
       (v) => {
-        this.callbackSettled = true
+        this.#callbackSettled = true
         return v
       },
       (e) => {
-        this.callbackSettled = true
+        this.#callbackSettled = true
         throw e
       },
     )
   }
 
-  private complete(value: unknown): void {
-    if (this.settled) return
-    if (this.reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)) {
+  #complete(value: unknown): void {
+    if (this.#settled) return
+    if (this.#reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)) {
       // the common case: a plain value, taken as ok(value)
-      this.raw = value
+      this.#raw = value
       let data: JsonValue
       try {
         data = toFrozenJson(value)
       } catch (err) {
-        this.tm.reportError(this.callId, this.entry.name, err)
+        this.#tm.reportError(this.callId, this.#entry.name, err)
         const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
-        return this.settleAttempt(ToolResult.failed(toolError('other', message)))
+        return this.#settleAttempt(ToolResult.failed(toolError('other', message)))
       }
-      if (this.tm.development && this.entry.validateOutput !== undefined) {
-        const issues = this.entry.validateOutput(data)
-        if (issues !== undefined) this.tm.emit('output_invalid', { callId: this.callId, tool: this.entry.name, issues })
+      if (this.#tm.development && this.#entry.validateOutput !== undefined) {
+        const issues = this.#entry.validateOutput(data)
+        if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
       }
-      return this.finish(undefined, data)
+      return this.#finish(undefined, data)
     }
-    this.raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
+    this.#raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
     let result: ToolResult
     try {
-      result = normalizeReturn(value, this.entry.untrusted)
+      result = normalizeReturn(value, this.#entry.untrusted)
     } catch (err) {
-      this.tm.reportError(this.callId, this.entry.name, err)
+      this.#tm.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
-      if (this.reported !== undefined && this.diagnostics !== undefined) this.diagnostics.pipeline = (err as Error).message
+      if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = (err as Error).message
     }
-    if (this.reported !== undefined && !result.isError()) {
-      result = ToolResult.failed(toolError('other', this.reported))
+    if (this.#reported !== undefined && !result.isError()) {
+      result = ToolResult.failed(toolError('other', this.#reported))
     }
-    if (this.tm.development && this.entry.validateOutput !== undefined && result.isSuccess()) {
-      const issues = this.entry.validateOutput(result.data() ?? result.text())
-      if (issues !== undefined) this.tm.emit('output_invalid', { callId: this.callId, tool: this.entry.name, issues })
+    if (this.#tm.development && this.#entry.validateOutput !== undefined && result.isSuccess()) {
+      const issues = this.#entry.validateOutput(result.data() ?? result.text())
+      if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
     }
-    this.settleAttempt(result)
+    this.#settleAttempt(result)
   }
 
-  private fail(err: unknown): void {
-    if (this.settled) return
-    this.tm.reportError(this.callId, this.entry.name, err)
-    if (this.reported !== undefined && this.diagnostics !== undefined) {
-      this.diagnostics.pipeline = err instanceof Error ? err.message : String(err)
-      return this.settleAttempt(ToolResult.failed(toolError('other', this.reported)))
+  #fail(err: unknown): void {
+    if (this.#settled) return
+    this.#tm.reportError(this.callId, this.#entry.name, err)
+    if (this.#reported !== undefined && this.#diagnostics !== undefined) {
+      this.#diagnostics.pipeline = err instanceof Error ? err.message : String(err)
+      return this.#settleAttempt(ToolResult.failed(toolError('other', this.#reported)))
     }
     const e = err as { kind?: unknown; retryable?: unknown }
     const kind = typeof e === 'object' && e !== null && isToolErrorKind(e.kind) ? e.kind : 'other'
     const options = typeof e === 'object' && e !== null && typeof e.retryable === 'boolean' ? { retryable: e.retryable } : {}
-    this.settleAttempt(ToolResult.failed(toolError(kind, kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`, options)))
+    this.#settleAttempt(ToolResult.failed(toolError(kind, kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`, options)))
   }
 
   /** Ends one attempt: retries a retryable error when allowed, else settles. */
-  private settleAttempt(result: ToolResult): void {
-    const retry = this.entry.def.retry
+  #settleAttempt(result: ToolResult): void {
+    const retry = this.#entry.def.retry
     const error = result.error()
-    if (retry !== undefined && error !== undefined && error.retryable && this.reported === undefined && typeof this.continuation !== 'function') {
+    if (retry !== undefined && error !== undefined && error.retryable && this.#reported === undefined && typeof this.#continuation !== 'function') {
       const attempts = retry.attempts ?? 3
-      if (this.attemptNo < attempts) {
+      if (this.#attemptNo < attempts) {
         const base = retry.baseMs ?? 100
         const cap = retry.maxMs ?? 5000
-        const delay = Math.random() * Math.min(cap, base * 2 ** (this.attemptNo - 1))
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined
-          if (this.settled) return
-          this.attemptNo++
-          this.runBody()
+        const delay = Math.random() * Math.min(cap, base * 2 ** (this.#attemptNo - 1))
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = undefined
+          if (this.#settled) return
+          this.#attemptNo++
+          this.#runBody()
         }, delay)
         return
       }
     }
-    this.finish(result)
+    this.#finish(result)
   }
 
   /** Settles from outside the body (cancel, signal, timeout) and aborts the tool's signal. */
-  interrupt(result: ToolResult): void {
-    if (this.settled) return
-    this.finish(result)
-    this.controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
+  #interrupt(result: ToolResult): void {
+    if (this.#settled) return
+    this.#finish(result)
+    this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
   }
 
   /** Settles the call once: with `result`, or (no result) as a success with frozen `okData`. */
-  private finish(settled: ToolResult | undefined, okData?: JsonValue): void {
-    if (this.settled) return
-    this.settled = true
-    const { tm, entry } = this
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
-    if (this.onAbort !== undefined) this.options!.signal!.removeEventListener('abort', this.onAbort)
+  #finish(settled: ToolResult | undefined, okData?: JsonValue): void {
+    if (this.#settled) return
+    this.#settled = true
+    const tm = this.#tm
+    const entry = this.#entry
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer)
+    if (this.#onAbort !== undefined) this.#options!.signal!.removeEventListener('abort', this.#onAbort)
     tm.untrack(this)
-    if (this.running) {
+    if (this.#running) {
       entry.active--
-      this.releaseSlot()
+      this.#releaseSlot()
     } else {
       const i = entry.queue.indexOf(this)
       if (i >= 0) entry.queue.splice(i, 1)
     }
-    if (this.admittedByBreaker) {
+    if (this.#admittedByBreaker) {
       entry.breaker!.settle(settled !== undefined && settled.isError() && !settled.isErrorKind('cancelled') && !settled.isErrorKind('invalid_args'))
     }
-    if (settled !== undefined && settled.isPending() && this.ran) {
-      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.input, this.callId)
+    if (settled !== undefined && settled.isPending() && this.#ran) {
+      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId)
     }
     const view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
-    const durationMs = performance.now() - this.startedAt
+    const durationMs = performance.now() - this.#startedAt
     if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
     else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
-    if (this.span === undefined && tm.options.evidence === undefined && this.mode === 'view' && !tm.hasListeners('call_end')) {
-      this.resolve(view)
+    if (this.#span === undefined && tm.options.evidence === undefined && this.#mode === 'view' && !tm.hasListeners('call_end')) {
+      this.#resolve(view)
       return
     }
     const result = settled ?? canonicalOf(view)!
-    if (this.span !== undefined) tm.tracer!.end(this.span, result, entry.sensitive)
-    if (tm.options.evidence !== undefined && this.ran) this.writeEvidence(tm.options.evidence, result)
+    if (this.#span !== undefined) tm.tracer!.end(this.#span, result, entry.sensitive)
+    if (tm.options.evidence !== undefined && this.#ran) this.#writeEvidence(tm.options.evidence, result)
     if (tm.hasListeners('call_end')) {
-      const record = callRecord(this.callId, entry.name, result, wallClock(this.startedAt), Date.now(), this.attemptNo, tm.canUndo(this.callId))
+      const record = callRecord(this.callId, entry.name, result, wallClock(this.#startedAt), Date.now(), this.#attemptNo, tm.canUndo(this.callId))
       tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
     }
-    if (this.mode === 'view') {
-      this.resolve(view)
+    if (this.#mode === 'view') {
+      this.#resolve(view)
     } else {
-      this.resolve({ view, result, raw: this.raw, ran: this.ran, reported: this.reported, diagnostics: (this.diagnostics ??= newDiagnostics()) })
+      this.#resolve({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
     }
   }
 
-  private writeEvidence(store: EvidenceStore, result: ToolResult): void {
+  #writeEvidence(store: EvidenceStore, result: ToolResult): void {
     const fail = (error: unknown): void =>
-      this.tm.emit('evidence_error', { callId: this.callId, tool: this.entry.name, message: error instanceof Error ? error.message : String(error), error })
+      this.#tm.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: error instanceof Error ? error.message : String(error), error })
     try {
       let raw: JsonValue | null = null
       try {
-        raw = toFrozenJson(this.raw)
+        raw = toFrozenJson(this.#raw)
       } catch {
         raw = null
       }
       const status = outcomeOf(
-        { view: viewOf(result, this.callId), result, raw: this.raw, ran: true, reported: this.reported, diagnostics: newDiagnostics() },
-        this.entry.name,
+        { view: viewOf(result, this.callId), result, raw: this.#raw, ran: true, reported: this.#reported, diagnostics: newDiagnostics() },
+        this.#entry.name,
       ).status
       const written = store.append({
         callId: this.callId,
-        tool: this.entry.name,
-        input: redact(this.input, this.entry.sensitive),
-        result: redact(raw, this.entry.sensitive),
+        tool: this.#entry.name,
+        input: redact(this.#input, this.#entry.sensitive),
+        result: redact(raw, this.#entry.sensitive),
         status,
-        startedAt: new Date(wallClock(this.startedAt)).toISOString(),
+        startedAt: new Date(wallClock(this.#startedAt)).toISOString(),
         endedAt: new Date().toISOString(),
       })
       if (isThenable(written)) (written as Promise<void>).then(undefined, fail)
@@ -1248,14 +1266,14 @@ class Call {
     }
   }
 
-  private releaseSlot(): void {
-    const entry = this.entry
+  #releaseSlot(): void {
+    const entry = this.#entry
     while (entry.queue.length > 0 && entry.active < entry.limit) {
       const next = entry.queue.shift()!
-      if (next.settled) continue
+      if (next.#settled) continue
       entry.active++
-      next.running = true
-      next.runBody()
+      next.#running = true
+      next.#runBody()
     }
   }
 }
