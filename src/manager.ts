@@ -157,7 +157,10 @@ interface ToolEntry {
   readonly validate: Validator
   readonly validateOutput: Validator | undefined
   readonly untrusted: boolean
+  /** The tool's timeout, else the manager's. */
   readonly timeoutMs: number | undefined
+  /** The manager's and the tool's permission hooks, in order (empty: none). */
+  readonly permissionHooks: readonly PermissionHook[]
   readonly limit: number
   readonly queueLimit: number
   active: number
@@ -221,12 +224,23 @@ export class ToolManager {
   private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
   private readonly parked = new Map<string, Parked>()
   private readonly undos = new Map<string, () => unknown>()
-  private readonly listeners: { [E in ToolEventName]?: Listener<E>[] } = {}
+  /** Every event has a slot from the start (a fixed shape keeps the per-call checks cheap). */
+  private readonly listeners: { [E in ToolEventName]: Listener<E>[] | undefined } = {
+    call_start: undefined,
+    call_end: undefined,
+    error: undefined,
+    output_invalid: undefined,
+    confirmation: undefined,
+    progress: undefined,
+    evidence_error: undefined,
+    late_report: undefined,
+  }
   private readonly compiler: SchemaCompiler
   private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
   private seq = 0
   /** @internal */ readonly development: boolean
   /** @internal */ readonly tracer: CallTracer | undefined
+  /** @internal */ readonly evidence: EvidenceStore | undefined
   /** @internal */ readonly metricsBuffer = new MetricsBuffer()
   /** @internal */ readonly options: ToolManagerOptions
 
@@ -235,6 +249,7 @@ export class ToolManager {
     this.compiler = new SchemaCompiler(options)
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
+    this.evidence = options.evidence
   }
 
   /**
@@ -269,7 +284,8 @@ export class ToolManager {
       validateOutput:
         tool.outputSchema === undefined ? undefined : this.compiler.compile(tool.outputSchema, `tool "${name}" outputSchema`),
       untrusted: tool.hints?.untrustedContent === true,
-      timeoutMs: tool.timeoutMs,
+      timeoutMs: tool.timeoutMs ?? this.options.timeoutMs,
+      permissionHooks: [this.options.permission, tool.permission].filter((h): h is PermissionHook => h !== undefined),
       limit,
       queueLimit,
       active: 0,
@@ -305,7 +321,7 @@ export class ToolManager {
     const list = this.listeners[event] as Listener<E>[] | undefined
     const i = list ? list.indexOf(listener) : -1
     if (i >= 0) list!.splice(i, 1)
-    if (list && list.length === 0) delete this.listeners[event]
+    if (list && list.length === 0) this.listeners[event] = undefined
     return this
   }
 
@@ -909,7 +925,7 @@ class Call implements ToolContext {
       signal.addEventListener('abort', this.#onAbort, { once: true })
     }
     tm.track(this)
-    const timeoutMs = options?.timeoutMs ?? entry.timeoutMs ?? tm.options.timeoutMs
+    const timeoutMs = options?.timeoutMs ?? entry.timeoutMs
     if (timeoutMs !== undefined) {
       this.#timer = setTimeout(
         () => this.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`))),
@@ -917,12 +933,12 @@ class Call implements ToolContext {
       )
     }
     if (this.#continuation !== undefined) this.#admit()
-    else if (tm.options.permission !== undefined || entry.def.permission !== undefined) this.#checkPermission()
+    else if (entry.permissionHooks.length !== 0) this.#checkPermission()
     else this.#gate()
   }
 
   #checkPermission(): void {
-    const hooks = [this.#tm.options.permission, this.#entry.def.permission].filter((h): h is PermissionHook => h !== undefined)
+    const hooks = this.#entry.permissionHooks
     const request = Object.freeze({ tool: this.#entry.name, input: this.#input, callId: this.callId })
     const step = (i: number): void => {
       if (this.#settled) return
@@ -1219,13 +1235,14 @@ class Call implements ToolContext {
     const durationMs = performance.now() - this.#startedAt
     if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
     else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
-    if (this.#span === undefined && tm.options.evidence === undefined && this.#mode === 'view' && !tm.hasListeners('call_end')) {
+    const evidence = tm.evidence
+    if (this.#span === undefined && evidence === undefined && this.#mode === 'view' && !tm.hasListeners('call_end')) {
       this.#resolve(view)
       return
     }
     const result = settled ?? canonicalOf(view)!
     if (this.#span !== undefined) tm.tracer!.end(this.#span, result, entry.sensitive)
-    if (tm.options.evidence !== undefined && this.#ran) this.#writeEvidence(tm.options.evidence, result)
+    if (evidence !== undefined && this.#ran) this.#writeEvidence(evidence, result)
     if (tm.hasListeners('call_end')) {
       const record = callRecord(this.callId, entry.name, result, wallClock(this.#startedAt), Date.now(), this.#attemptNo, tm.canUndo(this.callId))
       tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })

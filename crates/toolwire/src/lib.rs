@@ -23,6 +23,8 @@
 //! assert_eq!(ToolResult::from_json(&json).unwrap(), result);
 //! ```
 
+#![deny(missing_docs)]
+
 mod error;
 mod kind;
 pub mod metrics;
