@@ -61,6 +61,11 @@ describe('packed install', () => {
     expect(out.bad).toBe('invalid')
   })
 
+  it('installs the toolwire command (the MCP server and CLI)', () => {
+    const out = JSON.parse(run(join(project, 'node_modules', '.bin', 'toolwire'), ['tools', '--json'], project))
+    expect(out.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['read_file', 'list_dir', 'search_text', 'edit_settings', 'delete_file']))
+  })
+
   it('names the platform and the fix when no binary is installed', () => {
     rmSync(join(project, 'node_modules', 'toolwire-linux-x64-gnu'), { recursive: true, force: true })
     let stderr = ''
