@@ -1,0 +1,106 @@
+/**
+ * The shape of a tool and of what its body receives: the public types of registration
+ * and calling.
+ */
+import type { BreakerOptions } from './breaker.js'
+import type { HelperResult } from './helpers.js'
+import type { FieldChange } from './types.js'
+
+/** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
+export interface ToolHints {
+  readonly untrustedContent?: boolean
+  readonly readOnly?: boolean
+  readonly destructive?: boolean
+  readonly idempotent?: boolean
+}
+
+/** What a tool's body receives besides its input. */
+export interface ToolContext {
+  readonly callId: string
+  readonly toolName: string
+  /** Aborted when the call is cancelled or times out. Created on first read. */
+  readonly signal: AbortSignal
+  /** 1 for the first attempt; higher when an idempotent tool is retried. */
+  readonly attempt: number
+  /** Registers how to undo what this call did; `tm.undo(callId)` runs it once. */
+  registerUndo(restore: () => unknown): void
+  /** Reports progress (MCP `notifications/progress` when the client asked for it). */
+  reportProgress(progress: number, total?: number, message?: string): void
+}
+
+/** A permission decision: allow with `true`/`undefined`, deny with `false`, `refuse(...)` or `{ allow: false, code?, message? }`. */
+export type PermissionDecision =
+  | boolean
+  | undefined
+  | void
+  | HelperResult
+  | { readonly allow: boolean; readonly code?: string; readonly message?: string }
+
+/** Runs before the body; nothing the tool does can waive its denial. */
+export type PermissionHook = (
+  call: { readonly tool: string; readonly input: unknown; readonly callId: string },
+) => PermissionDecision | Promise<PermissionDecision>
+
+/** A JSON Schema (draft 2020-12 unless `$schema` says draft-07). */
+export type JsonSchema = { readonly [key: string]: unknown } | boolean
+
+/** Per-tool concurrency: at most `limit` bodies run at once; up to `queue` more wait. */
+export interface ConcurrencyOptions {
+  readonly limit: number
+  readonly queue?: number
+}
+
+/** A tool: a name, a JSON Schema input and a body. */
+export interface ToolDefinition<I = Record<string, unknown>> {
+  readonly name: string
+  readonly description?: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema?: JsonSchema
+  readonly hints?: ToolHints
+  readonly timeoutMs?: number
+  readonly concurrency?: number | ConcurrencyOptions
+  readonly permission?: PermissionHook
+  /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
+  readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
+  /** The human summary of a confirmation (default: "Run <name> with <input>", sensitive fields redacted). */
+  summarize?(input: I): string
+  /** The changes a confirmed call would make, when known. */
+  previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
+  /** Continues a suspended call: gets the answer given to `tm.resume(requestId, answer)`. */
+  resume?(answer: unknown, input: I, ctx: ToolContext): unknown
+  /** Opt-in circuit breaker. */
+  readonly breaker?: BreakerOptions
+  /** Opt-in retries of retryable error kinds, for tools marked `idempotent` only. */
+  readonly retry?: RetryOptions
+  /** Field names to redact (besides `password` and `cc-*`) in evidence. */
+  readonly sensitive?: readonly string[]
+  /** Returns a helper result, a `{ output, isError, parts?, metadata? }`, a `ToolResult`, or any value (taken as `ok(value)`). */
+  run(input: I, ctx: ToolContext): unknown
+}
+
+/** Retries with exponential backoff and full jitter, never past the call's timeout or signal. */
+export interface RetryOptions {
+  /** Total attempts, the first included (default 3). */
+  readonly attempts?: number
+  /** The first backoff in ms (default 100); doubles each retry. */
+  readonly baseMs?: number
+  /** The largest backoff in ms (default 5000). */
+  readonly maxMs?: number
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  readonly signal?: AbortSignal
+  readonly callId?: string
+  readonly timeoutMs?: number
+}
+
+/** One tool in `tm.manifest()`. */
+export interface ToolManifestEntry {
+  readonly name: string
+  readonly description?: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema?: JsonSchema
+  readonly hints: ToolHints
+  readonly needsConfirmation?: true
+}
