@@ -43,6 +43,10 @@ describe('packed install', () => {
     expect(tarballs.map((t) => t.split('/').pop())).toEqual(['toolwire-0.1.0.tgz', 'toolwire-linux-x64-gnu-0.1.0.tgz'])
   })
 
+  it('works without the optional OpenTelemetry peer dependency', () => {
+    expect(() => run(process.execPath, ['-e', "require.resolve('@opentelemetry/api')"], project)).toThrow()
+  })
+
   it('works through import', () => {
     writeFileSync(join(project, 'esm.mjs'), `import { ToolManager, ToolResult } from 'toolwire'\n${script}`)
     const out = JSON.parse(run(process.execPath, ['esm.mjs'], project))

@@ -43,6 +43,15 @@ function sandboxFailure(err: unknown): unknown {
   throw err
 }
 
+/** The input of the tools that take one file: `{ path }`, relative to the sandbox root. */
+const FILE_PATH_SCHEMA = {
+  $schema: SCHEMA,
+  type: 'object',
+  properties: { path: { type: 'string', minLength: 1, description: 'The file, relative to the sandbox root' } },
+  required: ['path'],
+  additionalProperties: false,
+} as const
+
 type Resolved = Awaited<ReturnType<Sandbox['resolve']>>
 
 /**
@@ -116,13 +125,7 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     name: 'read_file',
     description:
       'Read a file inside the sandbox. Text files come back as text (long files truncated); images, audio and PDF files come back as attached content.',
-    inputSchema: {
-      $schema: SCHEMA,
-      type: 'object',
-      properties: { path: { type: 'string', minLength: 1, description: 'The file, relative to the sandbox root' } },
-      required: ['path'],
-      additionalProperties: false,
-    },
+    inputSchema: FILE_PATH_SCHEMA,
     hints: { readOnly: true, idempotent: true, untrustedContent: true },
     async run({ path }) {
       const resolved = await resolveIn(sandbox, path, 'file')
@@ -333,13 +336,7 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
   const deleteTool: ToolDefinition<{ path: string }> = {
     name: 'delete_file',
     description: 'Delete a file inside the sandbox. Needs the user’s confirmation.',
-    inputSchema: {
-      $schema: SCHEMA,
-      type: 'object',
-      properties: { path: { type: 'string', minLength: 1, description: 'The file, relative to the sandbox root' } },
-      required: ['path'],
-      additionalProperties: false,
-    },
+    inputSchema: FILE_PATH_SCHEMA,
     hints: { destructive: true },
     needsConfirmation: true,
     summarize: ({ path }) => `Delete ${path}`,
