@@ -58,30 +58,28 @@ export function newDiagnostics(): OutcomeDiagnostics {
   return { configurationFailures: [], late: [] }
 }
 
-export function outcomeOf(s: Settlement, tool: string): ToolExecutionOutcome {
-  const r = s.result
-  const callId = s.view.callId ?? ''
-  let status: ToolExecutionOutcome['status']
-  switch (r.disposition()) {
+/** The semantic status of a canonical result, as outcomes and evidence report it. */
+export function outcomeStatus(result: ToolResult): ToolExecutionOutcome['status'] {
+  switch (result.disposition()) {
     case 'success':
-      status = 'succeeded'
-      break
+      return 'succeeded'
     case 'refused':
-      status = 'denied'
-      break
+      return 'denied'
     case 'skipped':
-      status = 'skipped'
-      break
+      return 'skipped'
     case 'pending':
-      status = 'pending'
-      break
+      return 'pending'
     default: {
-      const kind = r.error()!.kind
-      status = kind === 'timeout' ? 'timed_out' : kind === 'cancelled' ? 'cancelled' : kind === 'invalid_args' ? 'invalid' : 'failed'
+      const kind = result.error()!.kind
+      return kind === 'timeout' ? 'timed_out' : kind === 'cancelled' ? 'cancelled' : kind === 'invalid_args' ? 'invalid' : 'failed'
     }
   }
-  const e = r.error() ?? r.refusal()
-  const outcome: Record<string, unknown> = { status, callId, tool, reported: s.reported !== undefined }
+}
+
+/** The frozen outcome of a settled execution. */
+export function outcomeOf(s: Settlement, tool: string): ToolExecutionOutcome {
+  const e = s.result.error() ?? s.result.refusal()
+  const outcome: Record<string, unknown> = { status: outcomeStatus(s.result), callId: s.view.callId ?? '', tool, reported: s.reported !== undefined }
   if (e !== undefined) outcome.error = Object.freeze({ kind: e.kind, message: e.message })
   return Object.freeze(outcome) as unknown as ToolExecutionOutcome
 }
@@ -440,41 +438,27 @@ export class Call implements ToolContext {
 
   #complete(value: unknown): void {
     if (this.#settled) return
-    if (this.#reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)) {
-      // the common case: a plain value, taken as ok(value)
-      this.#raw = value
-      let data: JsonValue
-      try {
-        data = toFrozenJson(value)
-      } catch (err) {
-        this.#tm.reportError(this.callId, this.#entry.name, err)
-        const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
-        return this.#settleAttempt(ToolResult.failed(toolError('other', message)))
-      }
-      if (this.#tm.development && this.#entry.validateOutput !== undefined) {
-        const issues = this.#entry.validateOutput(data)
-        if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
-      }
-      return this.#finish(undefined, data)
-    }
+    // the common case, a plain value taken as ok(value), settles without building a ToolResult
+    const plain = this.#reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)
     this.#raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
-    let result: ToolResult
+    let result: ToolResult | undefined
+    let data: JsonValue | undefined
     try {
-      result = normalizeReturn(value, this.#entry.untrusted)
+      if (plain) data = toFrozenJson(value)
+      else result = normalizeReturn(value, this.#entry.untrusted)
     } catch (err) {
       this.#tm.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
       if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = (err as Error).message
     }
-    if (this.#reported !== undefined && !result.isError()) {
-      result = ToolResult.failed(toolError('other', this.#reported))
-    }
-    if (this.#tm.development && this.#entry.validateOutput !== undefined && result.isSuccess()) {
-      const issues = this.#entry.validateOutput(result.data() ?? result.text())
+    if (this.#reported !== undefined && !result!.isError()) result = ToolResult.failed(toolError('other', this.#reported))
+    if (this.#tm.development && this.#entry.validateOutput !== undefined && (result === undefined || result.isSuccess())) {
+      const issues = this.#entry.validateOutput(result === undefined ? data : (result.data() ?? result.text()))
       if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
     }
-    this.#settleAttempt(result)
+    if (result === undefined) this.#finish(undefined, data)
+    else this.#settleAttempt(result)
   }
 
   #fail(err: unknown): void {
@@ -575,10 +559,7 @@ export class Call implements ToolContext {
       } catch {
         raw = null
       }
-      const status = outcomeOf(
-        { view: viewOf(result, this.callId), result, raw: this.#raw, ran: true, reported: this.#reported, diagnostics: newDiagnostics() },
-        this.#entry.name,
-      ).status
+      const status = outcomeStatus(result)
       const written = store.append({
         callId: this.callId,
         tool: this.#entry.name,
