@@ -18,16 +18,7 @@ import {
   type ToolEvents,
 } from '../src/index.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
-/** A promise plus its resolver, for bodies the test releases by hand. */
-function gate<T = void>() {
-  let release!: (v: T) => void
-  const promise = new Promise<T>((r) => {
-    release = r
-  })
-  return { promise, release }
-}
+import { gate, sleep } from './support.js'
 
 /** Resolves once `signal` aborts (never otherwise). */
 const untilAborted = (signal: AbortSignal) =>
