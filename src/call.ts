@@ -106,9 +106,14 @@ export class BatchSink {
   }
 }
 
-/** Unix milliseconds of a `performance.now()` reading. */
-function wallClock(monotonic: number): number {
-  return Math.round(performance.timeOrigin + monotonic)
+/**
+ * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
+ * The start is derived from the end so that it never follows it: `performance.timeOrigin`
+ * drifts from `Date.now()` in a long-lived process.
+ */
+function wallSpan(durationMs: number): { startMs: number; endMs: number } {
+  const endMs = Date.now()
+  return { startMs: Math.floor(endMs - durationMs), endMs }
 }
 
 /** One admitted call, from admission to its single settlement. */
@@ -537,9 +542,10 @@ export class Call implements ToolContext {
     }
     const result = settled ?? canonicalOf(view)!
     if (this.#span !== undefined) tm.tracer!.end(this.#span, result, entry.sensitive)
-    if (evidence !== undefined && this.#ran) this.#writeEvidence(evidence, result)
+    if (evidence !== undefined && this.#ran) this.#writeEvidence(evidence, result, durationMs)
     if (tm.hasListeners('call_end')) {
-      const record = callRecord(this.callId, entry.name, result, wallClock(this.#startedAt), Date.now(), this.#attemptNo, tm.canUndo(this.callId))
+      const { startMs, endMs } = wallSpan(durationMs)
+      const record = callRecord(this.callId, entry.name, result, startMs, endMs, this.#attemptNo, tm.canUndo(this.callId))
       tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
     }
     if (this.#mode === 'view') {
@@ -549,7 +555,7 @@ export class Call implements ToolContext {
     }
   }
 
-  #writeEvidence(store: EvidenceStore, result: ToolResult): void {
+  #writeEvidence(store: EvidenceStore, result: ToolResult, durationMs: number): void {
     const fail = (error: unknown): void =>
       this.#tm.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: error instanceof Error ? error.message : String(error), error })
     try {
@@ -560,14 +566,15 @@ export class Call implements ToolContext {
         raw = null
       }
       const status = outcomeStatus(result)
+      const { startMs, endMs } = wallSpan(durationMs)
       const written = store.append({
         callId: this.callId,
         tool: this.#entry.name,
         input: redact(this.#input, this.#entry.sensitive),
         result: redact(raw, this.#entry.sensitive),
         status,
-        startedAt: new Date(wallClock(this.#startedAt)).toISOString(),
-        endedAt: new Date().toISOString(),
+        startedAt: new Date(startMs).toISOString(),
+        endedAt: new Date(endMs).toISOString(),
       })
       if (isThenable(written)) (written as Promise<void>).then(undefined, fail)
     } catch (err) {
