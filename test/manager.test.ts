@@ -271,9 +271,8 @@ describe('dispatch table', () => {
         return untilAborted(ctx.signal)
       },
     })
-    const t0 = performance.now()
+    // the tool's and the manager's 10 s would outlive the test's own 5 s limit
     const r = await tm.call('t', {}, { timeoutMs: 15 })
-    expect(performance.now() - t0).toBeLessThan(5_000)
     expect(r).toMatchObject({ status: 'error', kind: 'timeout' })
     expect(ctxSignal!.aborted).toBe(true)
     expectWellFormed(r)
