@@ -25,9 +25,11 @@
 
 #![deny(missing_docs)]
 
+pub mod adapters;
 mod error;
 mod kind;
 pub mod metrics;
+pub mod model;
 mod output;
 mod pending;
 pub mod record;
@@ -37,6 +39,7 @@ mod wire;
 
 pub use error::ToolExecutionError;
 pub use kind::{ToolErrorKind, UnknownErrorKind};
+pub use model::ModelView;
 pub use output::{ContentPart, PartKind, ToolOutput};
 pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
