@@ -208,6 +208,12 @@ describe('adapters', () => {
     expect(toMcp(ToolResult.success({ text: '3', structured: 3 })).structuredContent).toEqual({ result: 3 })
   })
 
+  it('a part name with a lone surrogate still renders on MCP (U+FFFD in the resource uri)', () => {
+    const part: ContentPart = { type: 'file', mimeType: 'text/plain', data: 'aGk=', name: 'a\uD800b.txt' }
+    const mcp = toMcp(ToolResult.success({ text: 'x', parts: [part] }))
+    expect(mcp.content[1]).toMatchObject({ type: 'resource', resource: { uri: 'toolwire://parts/0/a%EF%BF%BDb.txt' } })
+  })
+
   it('error: stated in the text or flag on each wire', () => {
     const { chat, responses, anthropic, gemini, mcp } = allWires(ToolResult.failed(toolError('not_found', 'No such file: a.txt')))
     expect(chat).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'Error: No such file: a.txt' }])

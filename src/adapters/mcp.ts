@@ -61,6 +61,11 @@ export interface McpCallToolResult {
   readonly _meta?: McpMeta
 }
 
+/** `name` with lone surrogates replaced by U+FFFD (`encodeURIComponent` throws on them). */
+function wellFormed(name: string): string {
+  return name.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+}
+
 function mcpPart(part: ContentPart, index: number): McpContent {
   const name = part.name ?? `part-${index}`
   if (part.data !== undefined) {
@@ -68,7 +73,7 @@ function mcpPart(part: ContentPart, index: number): McpContent {
     if (part.type === 'audio') return { type: 'audio', data: part.data, mimeType: part.mimeType }
     return {
       type: 'resource',
-      resource: { uri: `toolwire://parts/${index}/${encodeURIComponent(name)}`, mimeType: part.mimeType, blob: part.data },
+      resource: { uri: `toolwire://parts/${index}/${encodeURIComponent(wellFormed(name))}`, mimeType: part.mimeType, blob: part.data },
     }
   }
   return { type: 'resource_link', uri: part.url as string, name, mimeType: part.mimeType }
