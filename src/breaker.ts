@@ -49,9 +49,18 @@ export class CircuitBreaker {
     return false
   }
 
-  /** Records how an admitted call ended. */
-  settle(failed: boolean): void {
-    if (!failed) {
+  /**
+   * Records how an admitted call ended: `healthy` (the tool answered) closes the breaker,
+   * `failed` counts toward opening it, `neutral` (cancelled, or the tool's own
+   * invalid-arguments error) says nothing about the tool's health: it leaves the count
+   * alone and, for a half-open probe, lets the next call probe instead.
+   */
+  settle(outcome: 'healthy' | 'failed' | 'neutral'): void {
+    if (outcome === 'neutral') {
+      this.probing = false
+      return
+    }
+    if (outcome === 'healthy') {
       this.consecutive = 0
       this.state = 'closed'
       this.probing = false

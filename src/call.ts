@@ -526,7 +526,8 @@ export class Call implements ToolContext {
       if (i >= 0) entry.queue.splice(i, 1)
     }
     if (this.#admittedByBreaker) {
-      entry.breaker!.settle(settled !== undefined && settled.isError() && !settled.isErrorKind('cancelled') && !settled.isErrorKind('invalid_args'))
+      const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
+      entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
     }
     if (settled !== undefined && settled.isPending() && this.#ran) {
       tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId)

@@ -496,7 +496,11 @@ export class ToolManager {
     if (bug !== undefined) this.reportError(callId, tool, bug)
     const view = viewOf(result, callId)
     const entry = this.tools.get(tool)
-    if (entry !== undefined) this.metricsBuffer.settled(entry.metricsId, result, 0)
+    if (entry !== undefined) {
+      // counted as started too, so the in-flight gauge is left as it was
+      this.metricsBuffer.started(entry.metricsId)
+      this.metricsBuffer.settled(entry.metricsId, result, 0)
+    }
     if (this.listeners.call_end !== undefined) {
       const now = Date.now()
       const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))

@@ -117,6 +117,18 @@ describe('demo tools', () => {
     expect(existsSync(join(box.outside, 'settings.json'))).toBe(false)
   })
 
+  it('edit_settings refuses to write through a dangling symlink, whether the file or a directory on the way', async () => {
+    symlinkSync(join(box.outside, 'pwned.json'), join(box.root, 'dangling-settings.json'))
+    symlinkSync(join(box.outside, 'no-such-dir'), join(box.root, 'dangling-dir'))
+    for (const settingsFile of ['dangling-settings.json', 'dangling-dir/settings.json']) {
+      const other = new ToolManager()
+      for (const tool of await createDemoTools({ root: box.root, settingsFile })) other.register(tool)
+      expect(await other.call('edit_settings', { theme: 'dark' }), settingsFile).toMatchObject({ status: 'refused', code: 'not_allowed' })
+    }
+    expect(existsSync(join(box.outside, 'pwned.json'))).toBe(false)
+    expect(existsSync(join(box.outside, 'no-such-dir'))).toBe(false)
+  })
+
   it('delete_file needs confirmation, deletes on approval and can be undone', async () => {
     const path = join(box.root, 'doomed.txt')
     writeFileSync(path, 'bye')

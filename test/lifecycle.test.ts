@@ -659,6 +659,38 @@ describe('circuit breaker', () => {
     expect(await tm.call('flaky', {})).toMatchObject({ status: 'ok' })
     expect(runs).toBe(5)
   })
+
+  it('a cancelled half-open probe neither closes nor re-opens the breaker: the next call probes', async () => {
+    const tm = new ToolManager()
+    let runs = 0
+    let fail = true
+    const tool = lookupTool('flaky', async (_args, invocation) => {
+      runs++
+      if (fail) invocation.reportFailure(new Error('backend down'))
+      else await sleep(1_000)
+      return { success: !fail }
+    })
+    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 20 } })
+    await tm.call('flaky', {})
+    await tm.call('flaky', {})
+    expect(await tm.call('flaky', {})).toMatchObject({ code: 'circuit_open' })
+
+    await sleep(30)
+    fail = false
+    const controller = new AbortController()
+    const probe = tm.call('flaky', {}, { signal: controller.signal })
+    controller.abort()
+    expect(await probe).toMatchObject({ status: 'cancelled', by: 'signal' })
+    expect(runs).toBe(3)
+    // still half-open: one new probe is admitted, a concurrent call is refused
+    fail = true
+    const next = tm.call('flaky', {})
+    expect(await tm.call('flaky', {})).toMatchObject({ code: 'circuit_open' })
+    expect(await next).toMatchObject({ status: 'error', message: 'backend down' })
+    expect(runs).toBe(4)
+    // that failed probe re-opens it
+    expect(await tm.call('flaky', {})).toMatchObject({ code: 'circuit_open' })
+  })
 })
 
 // ---------------------------------------------------------------------------------

@@ -138,8 +138,12 @@ describe('metrics', () => {
     tm.register({ name: 'flaky', inputSchema: obj, breaker: { failures: 1, cooldownMs: 60_000 }, run: () => errorResult('x') })
     const held = tm.call('hold', {})
     await tm.call('flaky', {})
+    // calls settled before they run (invalid input, malformed JSON) leave the gauge alone
+    expect(await tm.call('hold', 'not an object')).toMatchObject({ status: 'invalid' })
+    expect(await tm.callJson('hold', '{')).toMatchObject({ status: 'invalid' })
     const snap = tm.metrics()
     expect(snap.tools.find((t) => t.tool === 'hold')!.in_flight).toBe(1)
+    expect(snap.tools.find((t) => t.tool === 'hold')!.calls.error).toBe(2)
     expect(snap.tools.find((t) => t.tool === 'flaky')!.breaker).toBe('open')
     release()
     await held

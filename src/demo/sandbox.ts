@@ -3,7 +3,7 @@
  * relative to one root directory, and anything that resolves outside it (through
  * `..`, an absolute path or a symbolic link) is refused with code `not_allowed`.
  */
-import { realpath } from 'node:fs/promises'
+import { lstat, realpath } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 
 /** Why a path was not resolved. */
@@ -76,12 +76,17 @@ export class Sandbox {
       const code = (err as NodeJS.ErrnoException).code
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw refuse()
       // A missing target: check its nearest existing ancestor, then re-append the rest.
+      // A dangling symlink on the way would be followed by a later write: refused.
+      const danglingLink = (): SandboxError =>
+        new SandboxError('not_allowed', `not_allowed: ${path} goes through a symbolic link whose target does not exist`, path)
+      if (await isSymlink(lexical)) throw danglingLink()
       let ancestor = dirname(lexical)
       for (;;) {
         try {
           real = join(await realpath(ancestor), relative(ancestor, lexical))
           break
         } catch {
+          if (await isSymlink(ancestor)) throw danglingLink()
           const up = dirname(ancestor)
           if (up === ancestor) throw refuse()
           ancestor = up
@@ -103,5 +108,13 @@ export class Sandbox {
   /** Whether an absolute real path lies inside the root. */
   contains(real: string): boolean {
     return isAbsolute(real) && isInside(this.root, real)
+  }
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink()
+  } catch {
+    return false
   }
 }
