@@ -11,6 +11,7 @@ import {
   refuse,
   ToolManager,
   ToolResult,
+  type CallOptions as CallOptionsLike,
   type ToolEvents,
 } from '../src/index.js'
 import { callRecordJson } from '../src/native.js'
@@ -200,6 +201,69 @@ describe('metrics', () => {
     const m = tm.metrics().tools.find((t) => t.tool === 'late')!
     expect(m.calls.error).toBe(1)
     expect(m.duration.count).toBe(1)
+  })
+})
+
+describe('every disposition', () => {
+  it('one run of success, error, denied, skipped, pending and cancelled: spans, metric counts and records agree', async () => {
+    exporter.reset()
+    const tm = manager()
+    let attempts = 0
+    tm.register({ name: 'skip', inputSchema: obj, run: () => ToolResult.skipped('dry run') })
+    tm.register({
+      name: 'retry',
+      inputSchema: obj,
+      hints: { idempotent: true },
+      retry: { attempts: 3, baseMs: 1, maxMs: 1 },
+      run: (_input, ctx) => {
+        if (++attempts === 1) throw Object.assign(new Error('reset'), { kind: 'network' })
+        ctx.registerUndo(() => undefined)
+        return 'second time lucky'
+      },
+    })
+    const records: { call_id: string; status: string; [key: string]: unknown }[] = []
+    tm.on('call_end', (e) => records.push(JSON.parse(JSON.stringify(e.record))))
+    const controller = new AbortController()
+    controller.abort()
+    const calls: [string, string, CallOptionsLike?][] = [
+      ['ok', 'd-ok'],
+      ['boom', 'd-boom'],
+      ['deny', 'd-deny'],
+      ['skip', 'd-skip'],
+      ['wait', 'd-wait'],
+      ['ok', 'd-cancel', { signal: controller.signal }],
+      ['retry', 'd-retry'],
+    ]
+    for (const [tool, callId, options] of calls) await tm.call(tool, {}, { callId, ...options })
+
+    const expected: Record<string, { status: string; errorType?: string }> = {
+      'd-ok': { status: 'success' },
+      'd-boom': { status: 'error', errorType: 'other' },
+      'd-deny': { status: 'denied', errorType: 'denied' },
+      'd-skip': { status: 'skipped', errorType: 'skipped' },
+      'd-wait': { status: 'pending', errorType: 'pending' },
+      'd-cancel': { status: 'error', errorType: 'cancelled' },
+      'd-retry': { status: 'success' },
+    }
+    const spans = new Map(exporter.getFinishedSpans().map((s) => [s.attributes['gen_ai.tool.call.id'] as string, s]))
+    const byRecord = new Map(records.map((r) => [r.call_id, r]))
+    for (const [callId, { status, errorType }] of Object.entries(expected)) {
+      expect(spans.get(callId)!.attributes['toolwire.status'], callId).toBe(status)
+      expect(spans.get(callId)!.attributes['error.type'], callId).toBe(errorType)
+      expect(byRecord.get(callId), callId).toMatchObject({ status })
+    }
+    expect(byRecord.get('d-retry')).toMatchObject({ attempt: 2, undo_available: true })
+    expect(byRecord.get('d-ok')).toMatchObject({ attempt: 1, undo_available: false })
+
+    const metrics = new Map(tm.metrics().tools.map((t) => [t.tool, t]))
+    expect(metrics.get('ok')!.calls).toMatchObject({ success: 1, error: 1 })
+    expect(metrics.get('ok')!.errors).toMatchObject({ cancelled: 1 })
+    expect(metrics.get('boom')!.calls.error).toBe(1)
+    expect(metrics.get('deny')!.calls.denied).toBe(1)
+    expect(metrics.get('skip')!.calls.skipped).toBe(1)
+    expect(metrics.get('wait')!.calls.pending).toBe(1)
+    expect(metrics.get('retry')!.calls).toMatchObject({ success: 1, error: 0 })
+    for (const t of metrics.values()) expect(t.in_flight, t.tool).toBe(0)
   })
 })
 
