@@ -341,7 +341,7 @@ export class Call implements ToolContext {
       } catch (err) {
         return this.#fail(err)
       }
-      this.#tm.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId)
+      this.#tm.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
       this.#finish(result)
     }
     if (isThenable(changes)) (changes as Promise<readonly FieldChange[]>).then(park, (err) => this.#fail(err))
@@ -530,7 +530,7 @@ export class Call implements ToolContext {
       entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
     }
     if (settled !== undefined && settled.isPending() && this.#ran) {
-      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId)
+      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId, this.#options?.timeoutMs)
     }
     const view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
     const durationMs = performance.now() - this.#startedAt

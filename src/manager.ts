@@ -71,6 +71,8 @@ interface Parked {
   readonly entry: ToolEntry
   readonly input: unknown
   readonly callId: string
+  /** The original call's own timeout, which the continued run keeps. */
+  readonly options: CallOptions | undefined
   readonly expiresAt: number
   used: boolean
 }
@@ -292,7 +294,7 @@ export class ToolManager {
     p.used = true
     const outcome =
       decision?.approve === true
-        ? new Call(this, p.entry, p.callId, p.input, undefined, 'view', CONTINUE_CONFIRMED).start()
+        ? new Call(this, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
         : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
     return (outcome as Promise<CallResult>).then((view) => {
       this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: decision?.approve === true, result: view })
@@ -312,7 +314,7 @@ export class ToolManager {
       return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${p.entry.name}" has no resume handler`)))
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, p.input, ctx)
-    return new Call(this, p.entry, p.callId, p.input, undefined, 'view', continuation).start() as Promise<CallResult>
+    return new Call(this, p.entry, p.callId, p.input, p.options, 'view', continuation).start() as Promise<CallResult>
   }
 
   private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
@@ -332,10 +334,11 @@ export class ToolManager {
   }
 
   /** @internal Parks a call under `id` until confirmed or resumed. */
-  park(id: string, kind: 'confirmation' | 'suspension', entry: ToolEntry, input: unknown, callId: string): void {
+  park(id: string, kind: 'confirmation' | 'suspension', entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void {
     this.sweepParked()
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    this.parked.set(id, { kind, entry, input, callId, expiresAt: Date.now() + ttl, used: false })
+    const options = timeoutMs === undefined ? undefined : { timeoutMs }
+    this.parked.set(id, { kind, entry, input, callId, options, expiresAt: Date.now() + ttl, used: false })
   }
 
   private sweepParked(): void {

@@ -101,6 +101,14 @@ describe('confirmations (deferred mode)', () => {
     expect(runs).toBe(1)
   })
 
+  it('the approved run keeps the call id and the per-call timeout of the original call', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'hang', inputSchema: anyObject, needsConfirmation: true, run: () => new Promise(() => {}) })
+    const asked = await tm.call('hang', {}, { timeoutMs: 15, callId: 'orig-1' })
+    if (asked.status !== 'needs_confirmation') throw new Error('unreachable')
+    expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'error', kind: 'timeout', callId: 'orig-1' })
+  })
+
   it('confirm approve runs the tool and resolves with its outcome; deny refuses confirmation_denied; both arrive as confirmation events', async () => {
     const tm = new ToolManager()
     let runs = 0
