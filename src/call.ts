@@ -489,6 +489,9 @@ export class Call implements ToolContext {
         const base = retry.baseMs ?? 100
         const cap = retry.maxMs ?? 5000
         const delay = Math.random() * Math.min(cap, base * 2 ** (this.#attemptNo - 1))
+        const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
+        // a retry the timeout would cut short is not started: the caller gets the real error
+        if (timeoutMs !== undefined && performance.now() - this.#startedAt + delay >= timeoutMs) return this.#finish(result)
         this.#retryTimer = setTimeout(() => {
           this.#retryTimer = undefined
           if (this.#settled) return

@@ -363,6 +363,25 @@ describe('outcome-reporting tools', () => {
     expect(view).toMatchObject({ status: 'error', message: 'Record lookup is unavailable' })
   })
 
+  it('a throw after a report keeps the reported message and becomes the pipeline diagnostic; reports never retry work', async () => {
+    const tm = new ToolManager()
+    let runs = 0
+    const tool = lookupTool('lookup', (_args, invocation) => {
+      runs++
+      invocation.reportFailure(Object.assign(new Error('Backend refused the lookup'), { kind: 'network' }))
+      throw Object.assign(new Error('socket closed while parsing'), { kind: 'network' })
+    })
+    // even an idempotent tool with retries on does not run again after a report
+    tm.register({ ...tool, hints: { idempotent: true }, retry: { attempts: 3, baseMs: 1 } })
+    const report = await tm.executeWithOutcome('lookup', { id: '1' })
+    expect(report.outcome).toMatchObject({ status: 'failed', reported: true, error: { message: 'Backend refused the lookup' } })
+    expect(report.diagnostics.pipeline).toBe('socket closed while parsing')
+    const view = await tm.call('lookup', { id: '1' })
+    expect(view).toMatchObject({ status: 'error', message: 'Backend refused the lookup' })
+    await sleep(10)
+    expect(runs).toBe(2)
+  })
+
   it('reports are inert once the callback settles', async () => {
     const tm = new ToolManager()
     let kept: OutcomeInvocation | undefined
@@ -764,7 +783,8 @@ describe('retries', () => {
       expect(runs, name).toBe(1)
     }
 
-    // never past the call's timeout: backoff (~990 ms) larger than the timeout (20 ms)
+    // never past the call's timeout: a backoff (~990 ms) the timeout (20 ms) would cut short is
+    // not waited for; the call ends at once with the real error, not a timeout
     const random = vi.spyOn(Math, 'random').mockReturnValue(0.99)
     try {
       let slowRuns = 0
@@ -781,11 +801,9 @@ describe('retries', () => {
       })
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
       try {
-        const pending = tm.call('slowBackoff', {})
-        await vi.advanceTimersByTimeAsync(20)
-        const r = await pending
-        expect(r).toMatchObject({ status: 'error', kind: 'timeout' })
-        // the backoff timer died with the call: none is left, and nothing runs once the backoff has passed
+        const r = await tm.call('slowBackoff', {})
+        expect(r).toMatchObject({ status: 'error', kind: 'network' })
+        // no backoff or timeout timer is left behind, and nothing runs once the backoff has passed
         expect(vi.getTimerCount()).toBe(0)
         await vi.advanceTimersByTimeAsync(5_000)
         expect(slowRuns).toBe(1)
@@ -827,10 +845,39 @@ describe('retries', () => {
         throw Object.assign(new Error('reset'), { kind: 'network' })
       },
     })
-    expect(await tm.call('jitter', {})).toMatchObject({ status: 'error', kind: 'timeout' })
+    // it ends by the timeout, or earlier with the real error when the next backoff would not fit
+    const jittered = await tm.call('jitter', {})
+    expect(jittered.status === 'error' && ['timeout', 'network'].includes(jittered.kind)).toBe(true)
     const settledRuns = jitterRuns
     await sleep(40)
     expect(jitterRuns).toBe(settledRuns)
+  })
+
+  it('back off exponentially with full jitter, capped at maxMs', async () => {
+    const tm = new ToolManager()
+    tm.register({
+      name: 'net',
+      inputSchema: anyObject,
+      hints: { idempotent: true },
+      retry: { attempts: 5, baseMs: 10, maxMs: 25 },
+      run: () => {
+        throw Object.assign(new Error('socket hang up'), { kind: 'network' })
+      },
+    })
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5)
+    const timeout = vi.spyOn(globalThis, 'setTimeout')
+    try {
+      const pending = tm.call('net', {})
+      await vi.advanceTimersByTimeAsync(1_000)
+      expect(await pending).toMatchObject({ status: 'error', kind: 'network' })
+      // half of min(25, 10·2^(n-1)) before attempts 2..5
+      expect(timeout.mock.calls.map((c) => c[1])).toEqual([5, 10, 12.5, 12.5])
+    } finally {
+      timeout.mockRestore()
+      random.mockRestore()
+      vi.useRealTimers()
+    }
   })
 })
 
