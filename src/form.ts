@@ -40,30 +40,39 @@ export function createFormTool(options: FormToolOptions): ToolDefinition<Record<
   if (typeof properties !== 'object' || properties === null) throw new TypeError('toolwire: createFormTool needs fields: { properties }')
   const extra = new Set(options.sensitive ?? [])
   const { required: _required, ...rest } = options.fields as { required?: unknown; [key: string]: unknown }
+  /** What filling `values` into `before` changes, redacted, and what it leaves alone. */
+  const diff = (before: Record<string, JsonValue>, values: Record<string, JsonValue>) => {
+    const next: Record<string, JsonValue> = { ...before }
+    const changes: FieldChange[] = []
+    const skipped: string[] = []
+    for (const field of Object.keys(values)) {
+      const value = values[field] as JsonValue
+      if (!(field in properties) || isDeepStrictEqual(before[field], value)) {
+        skipped.push(field)
+        continue
+      }
+      const hidden = isSensitive(field, extra)
+      const change: { path: string; before?: JsonValue; after?: JsonValue } = { path: pointer(field) }
+      if (Object.hasOwn(before, field)) change.before = hidden ? REDACTED : (before[field] as JsonValue)
+      change.after = hidden ? REDACTED : value
+      changes.push(change)
+      next[field] = value
+    }
+    return { next, changes, skipped }
+  }
   return {
     name: options.name,
     description: options.description ?? `Fill in the ${options.name} form`,
     inputSchema: { type: 'object', additionalProperties: false, ...rest },
     hints: { idempotent: true, ...options.hints },
     sensitive: [...extra],
+    // with needsConfirmation, the confirmation shows the same changes the fill would make
+    async previewChanges(values: Record<string, JsonValue>) {
+      return diff({ ...(await options.read()) }, values).changes
+    },
     async run(values: Record<string, JsonValue>, ctx: ToolContext & { registerUndo?: (restore: () => unknown) => void }) {
       const before = { ...(await options.read()) }
-      const next: Record<string, JsonValue> = { ...before }
-      const changes: FieldChange[] = []
-      const skipped: string[] = []
-      for (const field of Object.keys(values)) {
-        const value = values[field] as JsonValue
-        if (!(field in properties) || isDeepStrictEqual(before[field], value)) {
-          skipped.push(field)
-          continue
-        }
-        const hidden = isSensitive(field, extra)
-        const change: { path: string; before?: JsonValue; after?: JsonValue } = { path: pointer(field) }
-        if (Object.hasOwn(before, field)) change.before = hidden ? REDACTED : (before[field] as JsonValue)
-        change.after = hidden ? REDACTED : value
-        changes.push(change)
-        next[field] = value
-      }
+      const { next, changes, skipped } = diff(before, values)
       if (changes.length > 0) {
         await options.write(next)
         ctx.registerUndo?.(() => options.write(before))

@@ -1062,6 +1062,13 @@ describe('form fills', () => {
     const text = JSON.stringify(r) + canonicalOf(r)!.text() + canonicalOf(r)!.toJSONText()
     expect(text).not.toContain('new-secret-pw')
     expect(text).not.toContain('9876')
+    // the confirmation previews the same redacted changes the fill would make
+    expect(r).toMatchObject({
+      changes: [
+        { path: '/password', before: '[redacted]', after: '[redacted]' },
+        { path: '/pin', after: '[redacted]' },
+      ],
+    })
   })
 
   it('filling registers an undo that restores the before-values', async () => {
