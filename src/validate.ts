@@ -155,11 +155,14 @@ export class SchemaCompiler {
       // ajv cannot read this schema (e.g. an empty enum, a relative $id): the core's validator can
       return this.compileInCore(schema, what)
     }
+    let core: Validator | undefined
     return (value) => {
       try {
         return validate(value) ? undefined : Object.freeze((validate.errors ?? []).map(toIssue))
       } catch {
-        return this.compileInCore(schema, what)(value)
+        // ajv threw on this value: the core validates it (compiled once, on first need)
+        core ??= this.compileInCore(schema, what)
+        return core(value)
       }
     }
   }
