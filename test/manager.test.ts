@@ -648,6 +648,25 @@ describe('events', () => {
     expect(emitted).toBe(0)
   })
 
+  it('without the option, output validation follows NODE_ENV: off in production, on otherwise', async () => {
+    const saved = process.env.NODE_ENV
+    try {
+      for (const [env, expected] of [['production', 0], ['development', 1], [undefined, 1]] as const) {
+        if (env === undefined) delete process.env.NODE_ENV
+        else process.env.NODE_ENV = env
+        const tm = new ToolManager()
+        let emitted = 0
+        tm.on('output_invalid', () => void emitted++)
+        tm.register({ name: 't', inputSchema: anyObject, outputSchema: { type: 'number' }, run: () => 'not a number' })
+        expect(await tm.call('t', {})).toMatchObject({ status: 'ok' })
+        expect(emitted, String(env)).toBe(expected)
+      }
+    } finally {
+      if (saved === undefined) delete process.env.NODE_ENV
+      else process.env.NODE_ENV = saved
+    }
+  })
+
   it('a throwing or rejecting listener never affects a call', async () => {
     const tm = new ToolManager({ development: true })
     for (const event of ['call_start', 'call_end', 'error', 'output_invalid'] as const) {
