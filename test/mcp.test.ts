@@ -124,6 +124,30 @@ describe('raw frames', () => {
     expect(byId.get(10)).toMatchObject({ result: { content: [{ type: 'text' }, { type: 'resource', resource: { mimeType: 'application/pdf' } }] } })
   })
 
+  it('elicitation frames validate too: the server asks with elicitation/create and the call continues on the answer', async () => {
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(join(box.root, 'raw-temp.txt'), 'x')
+    const s = rawServer(['--root', box.root])
+    s.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'raw', version: '1' } } }))
+    s.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+    s.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'raw-temp.txt' } } }))
+    await until(() => s.frames.some((f) => f.method === 'elicitation/create'))
+    const ask = s.frames.find((f) => f.method === 'elicitation/create') as { id: number | string; params: { message: string } }
+    validator('ElicitRequest')(ask)
+    expect(ask.params.message).toBe('Confirm: Delete raw-temp.txt')
+    const answer = { jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { approve: true } } }
+    validMessage(answer)
+    s.send(JSON.stringify(answer))
+    await until(() => s.frames.some((f) => f.id === 1))
+    s.child.stdin.end()
+    expect(await s.exit).toBe(0)
+    for (const frame of s.frames) validMessage(frame)
+    const done = s.frames.find((f) => f.id === 1) as { result: CallToolResult }
+    resultValidators['tools/call']!(done.result)
+    expect(done.result).toMatchObject({ isError: false, structuredContent: { deleted: 'raw-temp.txt' } })
+    expect(existsSync(join(box.root, 'raw-temp.txt'))).toBe(false)
+  })
+
   it('progress and cancellation frames validate too', async () => {
     const s = rawServer([toolModule])
     s.send(INIT)
