@@ -4,7 +4,9 @@
 //! [`ToolResult`] whose [`Disposition`] is success, error (with a [`ToolErrorKind`]),
 //! refused, skipped or pending. The result shows its model-visible [`ToolOutput`],
 //! answers stable queries, and serializes to a versioned JSON wire format that the
-//! Node.js package produces byte for byte.
+//! Node.js package produces byte for byte. What a model reads of it
+//! ([`ToolResult::to_model`]) and each provider's tool-result message ([`adapters`]) are
+//! the same JSON the Node.js package renders.
 //!
 //! ```
 //! use toolwire::{ToolErrorKind, ToolExecutionError, ToolOutput, ToolResult};
