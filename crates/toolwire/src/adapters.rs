@@ -25,10 +25,8 @@ use crate::{ContentPart, PartKind, ToolResult};
 /// The `_meta` key set (to `true`) on an untrusted MCP result and on each of its content items.
 pub const MCP_UNTRUSTED_META_KEY: &str = "toolwire/untrusted";
 
-/// Image formats Chat Completions and the Responses API accept.
-const OPENAI_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-/// Image formats Anthropic accepts.
-const ANTHROPIC_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+/// Image formats OpenAI (Chat and Responses) and Anthropic accept.
+const WEB_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 /// MIME types Gemini documents for multimodal function responses.
 pub const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: [&str; 5] = [
     "image/png",
@@ -65,7 +63,7 @@ fn with_notes(mut text: String, notes: &[String]) -> String {
 
 fn chat_part(part: &ContentPart) -> Option<Value> {
     let mime = base_mime(part.mime_type());
-    if part.kind() == PartKind::Image && OPENAI_IMAGES.contains(&mime.as_str()) {
+    if part.kind() == PartKind::Image && WEB_IMAGES.contains(&mime.as_str()) {
         let url = match part.data() {
             Some(data) => data_url(part.mime_type(), data),
             None => part.url()?.to_owned(),
@@ -131,7 +129,7 @@ fn responses_part(part: &ContentPart) -> Option<Value> {
     match part.kind() {
         PartKind::Audio => None,
         PartKind::Image => {
-            if !OPENAI_IMAGES.contains(&base_mime(part.mime_type()).as_str()) {
+            if !WEB_IMAGES.contains(&base_mime(part.mime_type()).as_str()) {
                 return None;
             }
             let url = match part.data() {
@@ -190,7 +188,7 @@ fn anthropic_part(part: &ContentPart) -> Option<Value> {
     let mime = base_mime(part.mime_type());
     let mut block = match part.kind() {
         PartKind::Image => {
-            if !ANTHROPIC_IMAGES.contains(&mime.as_str()) {
+            if !WEB_IMAGES.contains(&mime.as_str()) {
                 return None;
             }
             return Some(match part.data() {
