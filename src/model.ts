@@ -196,6 +196,26 @@ export function degradedNote(part: ContentPart, wire: string): string {
   return `[Attachment not shown: ${describePart(part)}; ${wire} cannot carry it here.]`
 }
 
+/**
+ * Renders each part for a wire with `render`. A part the wire cannot carry (`render`
+ * returns `undefined`) becomes a note appended to `text`, one line each.
+ */
+export function renderParts<T>(
+  parts: readonly ContentPart[] | undefined,
+  text: string,
+  wire: string,
+  render: (part: ContentPart) => T | undefined,
+): { readonly carried: T[]; readonly text: string } {
+  const carried: T[] = []
+  const notes: string[] = []
+  for (const part of parts ?? []) {
+    const rendered = render(part)
+    if (rendered === undefined) notes.push(degradedNote(part, wire))
+    else carried.push(rendered)
+  }
+  return { carried, text: notes.length > 0 ? `${text}\n${notes.join('\n')}` : text }
+}
+
 /** A `data:` URL of a base64 part. */
 export function dataUrl(part: ContentPart & { readonly data: string }): string {
   return `data:${part.mimeType};base64,${part.data}`

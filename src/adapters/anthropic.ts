@@ -2,7 +2,7 @@
  * Anthropic adapter: a `tool_result` content block with `is_error` set explicitly,
  * text plus `image` and `document` blocks.
  */
-import { baseMime, degradedNote, toCanonical, toModel, type ResultLike } from '../model.js'
+import { baseMime, renderParts, toCanonical, toModel, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 /** An Anthropic text block. */
@@ -82,14 +82,7 @@ function anthropicPart(part: ContentPart): AnthropicToolResultContent | undefine
 export function toAnthropic(input: ResultLike, options: AnthropicOptions): AnthropicToolResultBlock {
   const result = toCanonical(input)
   const view = toModel(result)
-  const media: AnthropicToolResultContent[] = []
-  const notes: string[] = []
-  for (const part of view.parts ?? []) {
-    const rendered = anthropicPart(part)
-    if (rendered === undefined) notes.push(degradedNote(part, 'an Anthropic tool_result'))
-    else media.push(rendered)
-  }
-  const text = notes.length > 0 ? `${view.output}\n${notes.join('\n')}` : view.output
+  const { carried: media, text } = renderParts(view.parts, view.output, 'an Anthropic tool_result', anthropicPart)
   const content: AnthropicToolResultContent[] = text.length > 0 ? [{ type: 'text', text }, ...media] : media
   return { type: 'tool_result', tool_use_id: options.toolUseId, is_error: view.isError, content }
 }

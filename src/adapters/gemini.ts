@@ -2,7 +2,7 @@
  * Gemini adapter: a `functionResponse` part with `response: { output }` or
  * `response: { error }` and media inside `functionResponse.parts`.
  */
-import { degradedNote, toCanonical, toModel, type ResultLike } from '../model.js'
+import { renderParts, toCanonical, toModel, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 /** One media part inside a `functionResponse`: inline bytes or a file URI. */
@@ -62,14 +62,7 @@ function geminiPart(part: ContentPart): GeminiFunctionResponsePart | undefined {
 export function toGemini(input: ResultLike, options: GeminiOptions): GeminiFunctionResponsePartEnvelope {
   const result = toCanonical(input)
   const view = toModel(result)
-  const parts: GeminiFunctionResponsePart[] = []
-  const notes: string[] = []
-  for (const part of view.parts ?? []) {
-    const rendered = geminiPart(part)
-    if (rendered === undefined) notes.push(degradedNote(part, 'a Gemini functionResponse'))
-    else parts.push(rendered)
-  }
-  const text = notes.length > 0 ? `${view.output}\n${notes.join('\n')}` : view.output
+  const { carried: parts, text } = renderParts(view.parts, view.output, 'a Gemini functionResponse', geminiPart)
   const response = view.isError ? { error: text } : { output: text }
   const body: GeminiFunctionResponse = {
     name: options.name,

@@ -3,7 +3,7 @@
  * `user` message) and the Responses API (`function_call_output` item whose output
  * carries text, images and files).
  */
-import { baseMime, dataUrl, degradedNote, statedText, toCanonical, toModel, type ResultLike } from '../model.js'
+import { baseMime, dataUrl, renderParts, statedText, toCanonical, toModel, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 // ---- Chat Completions -------------------------------------------------------------
@@ -98,15 +98,9 @@ function chatPart(part: ContentPart): OpenAIChatUserPart | undefined {
 export function toOpenAIChat(input: ResultLike, options: OpenAIChatOptions): OpenAIChatMessage[] {
   const result = toCanonical(input)
   const view = toModel(result)
-  let text = statedText(result, view.output)
-  const carried: OpenAIChatUserPart[] = []
-  const notes: string[] = []
-  for (const part of view.parts ?? []) {
-    const rendered = chatPart(part)
-    if (rendered === undefined) notes.push(degradedNote(part, 'a Chat Completions tool message'))
-    else carried.push(rendered)
-  }
-  if (notes.length > 0) text += `\n${notes.join('\n')}`
+  const rendered = renderParts(view.parts, statedText(result, view.output), 'a Chat Completions tool message', chatPart)
+  const carried = rendered.carried
+  let text = rendered.text
   if (carried.length > 0) {
     text += `\n[${carried.length} attachment(s) of this result follow in the next user message.]`
   }
@@ -183,16 +177,9 @@ function responsesPart(part: ContentPart): OpenAIResponsesOutputItem | undefined
 export function toOpenAIResponses(input: ResultLike, options: OpenAIResponsesOptions): OpenAIResponsesFunctionCallOutput {
   const result = toCanonical(input)
   const view = toModel(result)
-  let text = statedText(result, view.output)
-  if (view.parts === undefined) return { type: 'function_call_output', call_id: options.callId, output: text }
-  const items: OpenAIResponsesOutputItem[] = []
-  const notes: string[] = []
-  for (const part of view.parts) {
-    const rendered = responsesPart(part)
-    if (rendered === undefined) notes.push(degradedNote(part, 'a Responses function_call_output'))
-    else items.push(rendered)
-  }
-  if (notes.length > 0) text += `\n${notes.join('\n')}`
+  const stated = statedText(result, view.output)
+  if (view.parts === undefined) return { type: 'function_call_output', call_id: options.callId, output: stated }
+  const { carried: items, text } = renderParts(view.parts, stated, 'a Responses function_call_output', responsesPart)
   if (items.length === 0) return { type: 'function_call_output', call_id: options.callId, output: text }
   return { type: 'function_call_output', call_id: options.callId, output: [{ type: 'input_text', text }, ...items] }
 }
