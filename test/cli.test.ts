@@ -1,21 +1,17 @@
 // `toolwire call` exit codes, `toolwire tools`, usage errors, and `serve` shutting down
 // cleanly, run as the built dist/cli.js.
 import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cli, ensureBuilt, makeSandbox, until, writeToolModule } from './fixtures/mcp/helpers.js'
+import { cli, makeToolBox, until, type ToolBox } from './fixtures/mcp/helpers.js'
 
-let box: ReturnType<typeof makeSandbox>
+let box: ToolBox['box']
 let toolModule: string
 let markers: string
 
 beforeAll(() => {
-  ensureBuilt()
-  box = makeSandbox()
-  markers = join(box.dir, 'markers')
-  mkdirSync(markers)
-  toolModule = writeToolModule(box.dir, markers)
+  ;({ box, markers, toolModule } = makeToolBox())
 })
 afterAll(() => box?.cleanup())
 

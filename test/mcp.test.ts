@@ -2,7 +2,7 @@
 // frames checked against the official 2025-11-25 schema, and importMcpTools against
 // the SDK's own McpServer.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -21,7 +21,7 @@ import { toModel } from '../src/model.js'
 import { toMcp } from '../src/adapters/mcp.js'
 import { ToolResult } from '../src/result.js'
 import { canonicalOf } from '../src/view.js'
-import { cli, ensureBuilt, makeSandbox, until, writeManagerModule, writeToolModule } from './fixtures/mcp/helpers.js'
+import { cli, makeToolBox, until, writeManagerModule, type ToolBox } from './fixtures/mcp/helpers.js'
 
 const schema = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'shared', 'reference', 'mcp', 'schema-2025-11-25.json'), 'utf8'))
 const ajv = new Ajv2020({ strict: false, allErrors: true })
@@ -42,17 +42,13 @@ const resultValidators: Record<string, (v: unknown) => void> = {
   ping: validator('EmptyResult'),
 }
 
-let box: ReturnType<typeof makeSandbox>
+let box: ToolBox['box']
 let markers: string
 let toolModule: string
 let managerModule: string
 
 beforeAll(() => {
-  ensureBuilt()
-  box = makeSandbox()
-  markers = join(box.dir, 'markers')
-  mkdirSync(markers)
-  toolModule = writeToolModule(box.dir, markers)
+  ;({ box, markers, toolModule } = makeToolBox())
   managerModule = writeManagerModule(box.dir)
 })
 afterAll(() => box?.cleanup())
