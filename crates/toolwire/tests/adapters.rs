@@ -2,16 +2,12 @@
 //! Node.js package: for every vector, the Rust rendering must be the same bytes.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toolwire::{adapters, ToolResult};
 
-fn vectors_dir(kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../test/vectors")
-        .join(kind)
-}
+mod common;
+use common::{vector_files, vectors_dir};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -37,12 +33,7 @@ struct Vector {
 
 #[test]
 fn every_adapter_gives_the_bytes_node_gives() {
-    let mut files: Vec<PathBuf> = fs::read_dir(vectors_dir("adapters"))
-        .expect("test/vectors/adapters exists")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
+    let files = vector_files("adapters");
     assert!(
         files.len() >= 25,
         "expected at least 25 adapter vectors, found {}",

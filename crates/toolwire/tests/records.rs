@@ -4,22 +4,13 @@
 //! both languages must produce from it.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use toolwire::record::CallRecord;
 use toolwire::ToolResult;
 
-fn vector_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test/vectors/records");
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", dir.display()))
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
-}
+mod common;
+use common::vector_files;
 
 fn field<'a>(input: &'a Value, name: &str) -> &'a Value {
     input
@@ -51,7 +42,7 @@ fn record_of(input: &Value) -> CallRecord {
 
 #[test]
 fn records_match_the_vectors_byte_for_byte() {
-    let files = vector_files();
+    let files = vector_files("records");
     assert!(
         files.len() >= 6,
         "expected at least 6 vectors, found {}",
