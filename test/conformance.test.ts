@@ -13,9 +13,11 @@ import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SchemaError, ToolManager, ok } from '../src/index.js'
+import { referencePath } from './support.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const SUITE = join(here, '..', '..', 'shared', 'reference', 'json-schema-test-suite')
+/** Absent on a fresh clone with nothing beside it: the suite's tests then skip (see referencePath). */
+const SUITE = referencePath('json-schema-test-suite')
 const DRAFTS = ['draft2020-12', 'draft7'] as const
 type Draft = (typeof DRAFTS)[number]
 const DRAFT7_URI = 'http://json-schema.org/draft-07/schema#'
@@ -36,10 +38,10 @@ function walk(dir: string): string[] {
 }
 
 /** The suite serves `remotes/` at http://localhost:1234/ (draft7 remotes live under remotes/draft7/). */
-const remotesDir = join(SUITE, 'remotes')
 const schemaResources: Record<string, object> = {}
-for (const file of walk(remotesDir)) {
-  const uri = `http://localhost:1234/${relative(remotesDir, file).split('\\').join('/')}`
+const remotesDir = SUITE === undefined ? undefined : join(SUITE, 'remotes')
+for (const file of remotesDir === undefined ? [] : walk(remotesDir)) {
+  const uri = `http://localhost:1234/${relative(remotesDir!, file).split('\\').join('/')}`
   schemaResources[uri] = JSON.parse(readFileSync(file, 'utf8')) as object
 }
 
@@ -95,8 +97,8 @@ const totals = new Map<Draft, { passed: number; total: number }>()
 const allFailures: Record<string, string> = {}
 const seenKeys = new Set<string>()
 
-for (const draft of DRAFTS) {
-  const dir = join(SUITE, 'tests', draft)
+for (const draft of SUITE === undefined ? [] : DRAFTS) {
+  const dir = join(SUITE!, 'tests', draft)
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.json') && statSync(join(dir, f)).isFile())
     .sort()
@@ -147,7 +149,7 @@ for (const draft of DRAFTS) {
   })
 }
 
-describe('expected-failures list', () => {
+describe.skipIf(SUITE === undefined)('expected-failures list', () => {
   it('names only tests that exist in the suite', () => {
     const unknown = Object.keys(expectedFailures).filter((k) => !seenKeys.has(k))
     expect(unknown, `entries naming no suite test:\n${unknown.join('\n')}`).toEqual([])

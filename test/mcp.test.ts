@@ -22,12 +22,14 @@ import { toMcp } from '../src/adapters/mcp.js'
 import { ToolResult } from '../src/result.js'
 import { canonicalOf } from '../src/view.js'
 import { cli, makeToolBox, until, writeManagerModule, type ToolBox } from './fixtures/mcp/helpers.js'
+import { referencePath } from './support.js'
 
-const schema = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'shared', 'reference', 'mcp', 'schema-2025-11-25.json'), 'utf8'))
+const schemaPath = referencePath('mcp', 'schema-2025-11-25.json')
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ;(addFormats as unknown as (a: unknown) => void)(ajv)
-ajv.addSchema(schema, 'mcp')
+if (schemaPath !== undefined) ajv.addSchema(JSON.parse(readFileSync(schemaPath, 'utf8')), 'mcp')
 const validator = (def: string) => {
+  if (schemaPath === undefined) return (): void => {}
   const v = ajv.getSchema(`mcp#/$defs/${def}`)
   if (v === undefined) throw new Error(`no definition ${def} in the MCP schema`)
   return (value: unknown): void => {
@@ -64,7 +66,8 @@ function rawServer(args: string[]): { child: ChildProcessWithoutNullStreams; fra
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
 
-describe('raw frames', () => {
+/** These tests exist to check frames against the official schema: without it they skip. */
+describe.skipIf(schemaPath === undefined)('raw frames', () => {
   it('every frame validates against the 2025-11-25 schema; malformed input gets JSON-RPC errors; closing stdin exits 0', async () => {
     const s = rawServer(['--root', box.root])
     const methods = new Map<unknown, string>()
