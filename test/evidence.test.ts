@@ -1,0 +1,102 @@
+/**
+ * Durability you can wait for: `JsonlEvidenceStore.flush()` resolves once every record
+ * appended so far is in the file, so nothing has to wait on a timer for a write.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { JsonlEvidenceStore, ToolManager, errorResult, type EvidenceRecord, type ToolEvents } from '../src/index.js'
+
+const tmpRoot = mkdtempSync(join(tmpdir(), 'toolwire-evidence-'))
+afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }))
+let seq = 0
+const tmpFile = () => join(tmpRoot, `run-${++seq}`, 'evidence.jsonl')
+const linesIn = (path: string): EvidenceRecord[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as EvidenceRecord)
+
+const record = (n: number): EvidenceRecord => ({
+  callId: `call-${n}`,
+  tool: 't',
+  input: { n },
+  result: null,
+  status: 'succeeded',
+  startedAt: new Date(0).toISOString(),
+  endedAt: new Date(0).toISOString(),
+})
+
+describe('JsonlEvidenceStore.flush', () => {
+  it("after a call settles, flush() resolves once that call's record is in the file (another reader sees it)", async () => {
+    const path = tmpFile()
+    const store = new JsonlEvidenceStore(path)
+    const tm = new ToolManager({ evidence: store })
+    tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input: unknown) => input })
+    tm.register({ name: 'fail', inputSchema: { type: 'object' }, run: () => errorResult('nope') })
+    const many = await Promise.all(Array.from({ length: 20 }, (_, n) => tm.call('echo', { n })))
+    const last = await tm.call('fail', { password: 'x' })
+    await store.flush()
+    // read synchronously, by a reader that knows nothing of this store's queue
+    const records = linesIn(path)
+    expect(records).toHaveLength(21)
+    expect(records.at(-1)).toMatchObject({ callId: last.callId, tool: 'fail', input: { password: '[redacted]' }, status: 'failed' })
+    expect(new Set(records.slice(0, 20).map((r) => r.callId))).toEqual(new Set(many.map((r) => r.callId)))
+    expect(await new JsonlEvidenceStore(path).readAll()).toEqual(records)
+  })
+
+  it('records appended while a write is in flight are written in append order', async () => {
+    const path = tmpFile()
+    const store = new JsonlEvidenceStore(path)
+    const appended = Array.from({ length: 200 }, (_, n) => store.append(record(n)))
+    await store.flush()
+    expect(linesIn(path).map((r) => r.input)).toEqual(Array.from({ length: 200 }, (_, n) => ({ n })))
+    // every append's own promise has settled too
+    await expect(Promise.all(appended)).resolves.toHaveLength(200)
+    store.append(record(200))
+    await store.flush()
+    expect(linesIn(path)).toHaveLength(201)
+  })
+
+  it('flush() on a store with nothing appended resolves, and the file is not created', async () => {
+    const path = tmpFile()
+    const store = new JsonlEvidenceStore(path)
+    await store.flush()
+    expect(await store.readAll()).toEqual([])
+  })
+
+  it('a failed write rejects its append and the next flush() once; a later write tries the folder again', async () => {
+    const dir = join(tmpRoot, `blocked-${++seq}`)
+    writeFileSync(dir, 'a file where the folder should be')
+    const store = new JsonlEvidenceStore(join(dir, 'evidence.jsonl'))
+    const tm = new ToolManager({ evidence: store })
+    let runs = 0
+    tm.register({ name: 'charge', inputSchema: { type: 'object' }, run: () => ({ charged: ++runs }) })
+    const errors: ToolEvents['evidence_error'][] = []
+    tm.on('evidence_error', (e) => void errors.push(e))
+
+    const charged = await tm.call('charge', {})
+    expect(charged).toMatchObject({ status: 'ok', data: { charged: 1 } })
+    const failure = await store.flush().then(
+      () => undefined,
+      (err: unknown) => err,
+    )
+    expect(failure).toMatchObject({ code: expect.stringMatching(/^(EEXIST|ENOTDIR)$/) })
+    expect(errors).toEqual([expect.objectContaining({ callId: charged.callId, tool: 'charge' })])
+    expect(runs).toBe(1)
+    await store.flush() // reported once
+
+    // two more failures are reported together
+    await Promise.all([tm.call('charge', {}), tm.call('charge', {})])
+    await expect(store.flush()).rejects.toThrow(/2 evidence records were not written/)
+    expect(errors).toHaveLength(3)
+
+    // the folder can be made now: the next write creates it and succeeds
+    rmSync(dir)
+    mkdirSync(dir)
+    const later = await tm.call('charge', {})
+    await store.flush()
+    expect(linesIn(store.path)).toEqual([expect.objectContaining({ callId: later.callId, result: { charged: 4 } })])
+  })
+})
