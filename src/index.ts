@@ -2,6 +2,7 @@
  * toolwire: a tool-execution runtime for LLM agents. A Rust core owns every call's
  * canonical result; this package dispatches calls and shows that result to each audience.
  */
+import './engine.js' // first: refuses a Node.js older than 20.17 before anything else loads
 export { ToolManager, ToolCallError, TOOL_FAILED_MESSAGE } from './manager.js'
 export type { BatchCall } from './manager.js'
 export type {
