@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, resolve as resolvePath } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
@@ -15,6 +16,7 @@ import {
   LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
   McpError,
+  RequestSchema,
   type CallToolResult,
   type JSONRPCMessage,
   type Tool,
@@ -147,11 +149,39 @@ export class UnknownToolError extends McpError {
   }
 }
 
+/** The JSON-RPC error (`-32602`, invalid params) for `tools/call` params that are not `{ name: string, arguments?: object }`. */
+export class InvalidCallParamsError extends McpError {
+  constructor(problem: string) {
+    super(ErrorCode.InvalidParams, `Invalid params: ${problem}`)
+    // the SDK prefixes "MCP error -32602: "; the wire message is the plain sentence
+    this.message = `Invalid params: ${problem}`
+  }
+}
+
+/** What is wrong with `tools/call` params, in a short sentence, or undefined when they are well-formed. */
+function callParamsProblem(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'tools/call needs a params object'
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  if (name === undefined) return '"name" is required'
+  if (typeof name !== 'string') return '"name" must be a string'
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return '"arguments" must be an object'
+  return undefined
+}
+
+/**
+ * `tools/call` requests whose params are left to the handler. The SDK's `Server` parses
+ * `tools/call` params before any handler runs and answers a failure with `-32603` and
+ * the raw validation issues; the handler checks them itself and answers `-32602` with a
+ * short message (`InvalidCallParamsError`).
+ */
+const UncheckedCallToolRequestSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method })
+
 /**
  * An MCP `Server` (the SDK's low-level class) serving `tm`'s tools: `tools/list` from
  * `tm.manifest()`, `tools/call` through `tm.call` rendered with `toMcp`.
  *
- * - An unknown tool is a JSON-RPC error `-32602` (`McpError(InvalidParams)`).
+ * - An unknown tool is a JSON-RPC error `-32602` (`McpError(InvalidParams)`), and so are
+ *   malformed params (no string `name`, `arguments` not an object), with a short message.
  * - Invalid arguments, refusals and tool failures are `isError: true` results.
  * - A call that needs confirmation asks the user through elicitation when the client
  *   supports it (then `tm.confirm` runs or denies it); otherwise it answers an
@@ -176,9 +206,12 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tm.manifest().map(mcpToolOf) }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params
-    const args = request.params.arguments ?? {}
+  // Protocol's own registration: the Server override would parse the params first (see UncheckedCallToolRequestSchema)
+  Protocol.prototype.setRequestHandler.call(server, UncheckedCallToolRequestSchema, async (request, extra) => {
+    const problem = callParamsProblem(request.params)
+    if (problem !== undefined) throw new InvalidCallParamsError(problem)
+    const { name, arguments: given } = request.params as { name: string; arguments?: Record<string, unknown> }
+    const args = given ?? {}
     if (!tm.list().some((def: ToolDefinition<never>) => def.name === name)) {
       throw new UnknownToolError(name)
     }

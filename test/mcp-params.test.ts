@@ -1,0 +1,65 @@
+// MCP `tools/call` with malformed params: a JSON-RPC -32602 with a short message, never
+// -32603 with the SDK's raw validation dump (issue 11, class 8).
+import { PassThrough } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { ToolManager } from '../src/manager.js'
+import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
+
+async function session(requests: readonly unknown[]): Promise<Map<unknown, Record<string, unknown>>> {
+  const tm = new ToolManager()
+  tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input) => input })
+  const input = new PassThrough()
+  const output = new PassThrough()
+  const server = createMcpServer(tm)
+  await server.connect(new StdioLineTransport(input, output))
+  const frames = new Map<unknown, Record<string, unknown>>()
+  let buffered = ''
+  const all = new Promise<void>((resolve) => {
+    output.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8')
+      let nl: number
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
+        buffered = buffered.slice(nl + 1)
+        frames.set(frame.id, frame)
+        if (frames.size === requests.length) resolve()
+      }
+    })
+  })
+  for (const r of requests) input.write(`${JSON.stringify(r)}\n`)
+  await all
+  await server.close()
+  return frames
+}
+
+const call = (id: number, params?: unknown): unknown =>
+  params === undefined ? { jsonrpc: '2.0', id, method: 'tools/call' } : { jsonrpc: '2.0', id, method: 'tools/call', params }
+
+describe('MCP tools/call params', () => {
+  it('missing name, a name that is not a string, or arguments that are not an object get -32602 with a short message', async () => {
+    const frames = await session([
+      call(1, { arguments: {} }),
+      call(2, { name: 42, arguments: {} }),
+      call(3, { name: 'echo', arguments: [1, 2] }),
+      call(4, { name: 'echo', arguments: 'text' }),
+      call(5, { name: 'echo', arguments: null }),
+      call(6),
+      call(7, { name: { toString: 'x' } }),
+      call(8, { name: 'echo', arguments: { a: 1 } }),
+    ])
+    expect(frames.get(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid params: "name" is required' } })
+    expect(frames.get(2)).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Invalid params: "name" must be a string' } })
+    for (const id of [3, 4, 5]) {
+      expect(frames.get(id)).toEqual({ jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid params: "arguments" must be an object' } })
+    }
+    expect(frames.get(6)).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32602, message: 'Invalid params: tools/call needs a params object' } })
+    expect(frames.get(7)).toMatchObject({ error: { code: -32602, message: 'Invalid params: "name" must be a string' } })
+    // a well-formed call still runs
+    expect(frames.get(8)).toMatchObject({ result: { isError: false, structuredContent: { a: 1 } } })
+  })
+
+  it('an unknown tool keeps its -32602 answer', async () => {
+    const frames = await session([call(1, { name: 'nope', arguments: {} })])
+    expect(frames.get(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: nope' } })
+  })
+})
