@@ -7,6 +7,9 @@
 //   options: --rounds N  --plugin <path> (default bench/toolwire.mjs)  --no-plugin
 //            --out <file>  --clean (always re-run non-polluting rows in a separate process)
 //            --seed N
+//   node bench/run.mjs --node 20,22,24 the same on each Node.js major (what `npm run bench` runs):
+//                                     one run per version (this machine's node, or the pinned
+//                                     build in .cache/), then the rows side by side; see versions.mjs
 //
 // The parent process runs nothing itself: each group runs in its own child
 // process (`--child`, started with --expose-gc --expose-internals), where all of
@@ -48,9 +51,10 @@ function parseArgs(argv) {
       case '--clean': o.clean = true; break;
       case '--seed': o.seed = Number(val()); break;
       case '--child': o.child = true; break;
+      case '--node': o.nodes = String(val()).split(',').map(Number); break;
       case '--exclude': o.exclude.push(...String(val()).split(',').filter(Boolean)); break;
       case '--help': case '-h':
-        console.log('usage: node bench/run.mjs [--quick] [--group N[,M]] [--rounds N] [--plugin path|--no-plugin] [--out file] [--clean]');
+        console.log('usage: node bench/run.mjs [--node 20,22,24] [--quick] [--group N[,M]] [--rounds N] [--plugin path|--no-plugin] [--out file] [--clean]');
         process.exit(0);
         break;
       default:
@@ -221,7 +225,21 @@ async function parentMain(opts) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-if (opts.child) {
+if (opts.nodes) {
+  // every other option goes to each version's run as given
+  const argv = process.argv.slice(2);
+  const passArgs = argv.filter((a, i) => !(a === '--node' || a.startsWith('--node=') || (i > 0 && argv[i - 1] === '--node')));
+  if (passArgs.some((a) => a === '--out' || a.startsWith('--out='))) {
+    console.error('--out names one file; with --node each version writes its own (bench/results/latest[-node<major>].json)');
+    process.exit(2);
+  }
+  import('./versions.mjs')
+    .then((v) => v.runOnVersions(opts.nodes, passArgs, { quick: opts.quick }))
+    .catch((err) => {
+      console.error(err);
+      process.exit(1);
+    });
+} else if (opts.child) {
   childMain(opts).catch((err) => {
     console.error(err);
     process.exit(1);
