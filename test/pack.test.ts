@@ -1,7 +1,7 @@
-// Installs the packed tarballs (main + linux-x64-gnu) into an empty project with no
-// cargo on PATH, then uses the library through `import` and `require`.
+// Installs the packed tarballs (main + this host's platform package) into an empty project
+// with no cargo on PATH, then uses the library through `import` and `require`.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +13,11 @@ const project = join(work, 'project')
 // PATH without any directory that holds cargo or rustc
 const PATH = (process.env.PATH ?? '').split(delimiter).filter((d) => !/cargo|rustup/.test(d)).join(delimiter)
 const env = { ...process.env, PATH }
+// This host's platform package, named as napi-rs names it (linux-x64-gnu, darwin-arm64, ...).
+const glibc = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime
+const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : ''
+const host = `${process.platform}-${process.arch}${abi}`
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; napi: { targets: string[] } }
 
 function run(cmd: string, args: string[], cwd: string): string {
   return execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
@@ -31,7 +36,7 @@ describe('packed install', () => {
   let tarballs: string[] = []
   beforeAll(() => {
     ensureBuilt()
-    tarballs = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'tarballs')], root).trim().split('\n')
+    tarballs = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'tarballs'), `--only=${host}`], root).trim().split('\n')
     run('mkdir', ['-p', project], work)
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
     expect(() => run('sh', ['-c', 'command -v cargo'], project)).toThrow()
@@ -39,8 +44,32 @@ describe('packed install', () => {
   })
   afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-  it('produces a main and a linux-x64-gnu package', () => {
-    expect(tarballs.map((t) => t.split('/').pop())).toEqual(['toolwire-0.1.0.tgz', 'toolwire-linux-x64-gnu-0.1.0.tgz'])
+  it(`produces a main and a ${host} package`, () => {
+    expect(tarballs.map((t) => t.split('/').pop())).toEqual([`toolwire-${pkg.version}.tgz`, `toolwire-${host}-${pkg.version}.tgz`])
+  })
+
+  it('lists a platform package for every napi target, and each declares its os, cpu and libc', () => {
+    const out = join(work, 'release')
+    const main = run(process.execPath, [join(root, 'scripts/pack.mjs'), out], root).trim().split('\n')[0]
+    const manifest = JSON.parse(run('tar', ['-xOzf', main, 'package/package.json'], root)) as { optionalDependencies: Record<string, string> }
+    const dirs = readdirSync(join(root, 'npm')).sort()
+    expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(dirs.map((d) => `toolwire-${d}`))
+    expect(Object.values(manifest.optionalDependencies).every((v) => v === pkg.version)).toBe(true)
+    expect(dirs).toEqual(
+      ['darwin-arm64', 'darwin-x64', 'linux-arm64-gnu', 'linux-arm64-musl', 'linux-x64-gnu', 'linux-x64-musl', 'wasm32-wasi', 'win32-arm64-msvc', 'win32-x64-msvc'],
+    )
+    expect(pkg.napi.targets).toHaveLength(dirs.length)
+    for (const dir of dirs) {
+      const p = JSON.parse(readFileSync(join(root, 'npm', dir, 'package.json'), 'utf8')) as { os?: string[]; cpu: string[]; libc?: string[]; version: string }
+      const [os, cpu, libc] = dir.split('-')
+      if (dir === 'wasm32-wasi') {
+        expect({ version: p.version, cpu: p.cpu }).toEqual({ version: pkg.version, cpu: ['wasm32'] })
+        continue
+      }
+      expect({ dir, version: p.version, cpu: p.cpu }).toEqual({ dir, version: pkg.version, cpu: [cpu] })
+      expect({ dir, os: p.os }).toEqual({ dir, os: [os] })
+      expect({ dir, libc: p.libc }).toEqual({ dir, libc: libc === 'gnu' ? ['glibc'] : libc === 'musl' ? ['musl'] : undefined })
+    }
   })
 
   it('works without the optional OpenTelemetry peer dependency', () => {
@@ -71,7 +100,7 @@ describe('packed install', () => {
   })
 
   it('names the platform and the fix when no binary is installed', () => {
-    rmSync(join(project, 'node_modules', 'toolwire-linux-x64-gnu'), { recursive: true, force: true })
+    rmSync(join(project, 'node_modules', `toolwire-${host}`), { recursive: true, force: true })
     let stderr = ''
     try {
       run(process.execPath, ['-e', "require('toolwire')"], project)
@@ -79,6 +108,6 @@ describe('packed install', () => {
       stderr = String((err as { stderr?: string }).stderr)
     }
     expect(stderr).toContain(`no native binary for ${process.platform}-${process.arch}`)
-    expect(stderr).toContain('toolwire-linux-x64-gnu')
+    expect(stderr).toContain(`toolwire-${host}`)
   })
 })
