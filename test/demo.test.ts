@@ -1,8 +1,9 @@
 // The demo toolset in process: sandbox containment, each tool, redaction and undo.
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoTools, Sandbox, SandboxError } from '../src/demo/index.js'
+import { createDemoTools, MAX_PATH_BYTES, Sandbox, SandboxError } from '../src/demo/index.js'
 import { ToolManager } from '../src/manager.js'
 import { toModel } from '../src/model.js'
 import { canonicalOf } from '../src/view.js'
@@ -33,6 +34,54 @@ describe('Sandbox', () => {
     }
     await expect(sb.resolve('missing.txt')).rejects.toMatchObject({ code: 'not_found' })
     await expect(sb.resolve('a\0b')).rejects.toMatchObject({ code: 'invalid_path' })
+  })
+  for (const checkDescriptors of [true, false]) {
+    it(`opens through checked descriptors and refuses every way out (${checkDescriptors ? '/proc/self/fd' : 'portable fallback'})`, async () => {
+      const sb = await Sandbox.open(box.root, { checkDescriptors })
+      if (checkDescriptors && process.platform === 'linux') expect(sb.checksDescriptors).toBe(true)
+      if (!checkDescriptors) expect(sb.checksDescriptors).toBe(false)
+      const notes = await sb.openPath('inside-link')
+      expect(notes).toMatchObject({ rel: 'notes.txt' })
+      expect(notes.stats.isFile()).toBe(true)
+      await notes.close()
+      const sub = await sb.openPath('sub/../sub')
+      expect(sub.rel).toBe('sub')
+      expect((await sb.readdir(sub)).map((d) => d.name).sort()).toEqual(['a.txt', 'deeper'])
+      const a = await sb.openChild(sub, 'a.txt')
+      expect(a.rel).toBe('sub/a.txt')
+      await a.close()
+      await sub.close()
+      for (const path of ['escape-link', 'escape-dir', 'escape-dir/secret.txt', '../outside/secret.txt', '/etc/passwd']) {
+        await expect(sb.openPath(path), path).rejects.toMatchObject({ code: 'not_allowed' })
+      }
+      await expect(sb.openParent('escape-dir/settings.json')).rejects.toMatchObject({ code: 'not_allowed' })
+      const { dir, name } = await sb.openParent('escape-link')
+      expect([dir.rel, name]).toEqual(['.', 'escape-link'])
+      // a final link is never followed by openChild, even one that stays inside
+      await expect(sb.openChild(dir, 'escape-link')).rejects.toMatchObject({ code: 'not_allowed' })
+      await expect(sb.openChild(dir, 'inside-link', { write: 'create' })).rejects.toMatchObject({ code: 'not_allowed' })
+      await expect(sb.openChild(dir, 'escape-dir', { directory: true })).rejects.toMatchObject({ code: 'not_allowed' })
+      await expect(sb.openChild(dir, '..')).rejects.toMatchObject({ code: 'invalid_path' })
+      await expect(sb.openPath('missing.txt')).rejects.toMatchObject({ code: 'not_found' })
+      await dir.close()
+    })
+  }
+
+  it('refuses a 200 KB path as invalid_path and resolves long missing paths linearly', async () => {
+    const sb = await Sandbox.open(box.root)
+    const huge = 'nope/'.repeat(40_000) // 200 KB: the old ancestor walk took close to a minute here
+    await expect(sb.resolve(huge, { mustExist: false })).rejects.toMatchObject({ code: 'invalid_path' })
+    await expect(sb.openPath(huge)).rejects.toMatchObject({ code: 'invalid_path' })
+    await expect(sb.openParent(huge)).rejects.toMatchObject({ code: 'invalid_path' })
+    // 1,801 missing components: found missing at the first one, in one walk
+    const deep = 'n/'.repeat(1800) + 'x'
+    await expect(sb.resolve(deep)).rejects.toMatchObject({ code: 'not_found' })
+    expect((await sb.resolve(deep, { mustExist: false })).rel).toBe(deep)
+    await expect(sb.openPath(deep)).rejects.toMatchObject({ code: 'not_found' })
+    // under the sandbox's limit but over the system's once joined to the root
+    await expect(sb.openPath('n/'.repeat(2047) + 'x')).rejects.toMatchObject({ code: expect.stringMatching(/^(invalid_path|not_found)$/) })
+    // multi-byte characters count in bytes
+    await expect(sb.openPath('é'.repeat(MAX_PATH_BYTES / 2 + 1))).rejects.toMatchObject({ code: 'invalid_path' })
   })
 })
 
@@ -152,5 +201,61 @@ describe('demo tools', () => {
       expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'refused', code: 'not_allowed' })
     }
     expect(readFileSync(join(box.outside, 'secret.txt'), 'utf8')).toBe('top secret needle\n')
+  })
+})
+
+describe('demo tools at the edges of the sandbox', () => {
+  it('list_dir and read_file of a 200 KB path return invalid at once (schema and sandbox)', async () => {
+    const huge = 'nope/'.repeat(40_000)
+    for (const tool of ['list_dir', 'read_file', 'search_text', 'delete_file']) {
+      const r = await tm.call(tool, tool === 'search_text' ? { query: 'x', path: huge } : { path: huge })
+      expect(r, tool).toMatchObject({ status: 'invalid' })
+    }
+    // past the schema (a caller running the tool directly): the sandbox refuses it too
+    const tools = await createDemoTools({ root: box.root })
+    const listDir = tools.find((t) => t.name === 'list_dir')!
+    const r = await (listDir.run as (input: { path: string }) => Promise<unknown>)({ path: huge })
+    expect(JSON.stringify(r)).toContain(`longer than ${MAX_PATH_BYTES} bytes`)
+  })
+
+  it('read_file refuses a FIFO without blocking on it (the open comes before the type check)', async () => {
+    const fifo = join(box.root, 'pipe')
+    try {
+      execFileSync('mkfifo', [fifo])
+    } catch {
+      return // no mkfifo on this platform
+    }
+    expect(await tm.call('read_file', { path: 'pipe' })).toMatchObject({ status: 'refused', code: 'not_a_file' })
+    const search = await tm.call('search_text', { query: 'needle', path: '.' })
+    expect(search).toMatchObject({ status: 'ok' })
+  })
+
+  it('edit_settings refuses a settings file with a second name (a hard link to a file outside)', async () => {
+    const outsideSettings = join(box.outside, 'linked-settings.json')
+    writeFileSync(outsideSettings, '{"theme":"light"}\n')
+    linkSync(outsideSettings, join(box.root, 'hard-settings.json'))
+    const other = new ToolManager()
+    for (const tool of await createDemoTools({ root: box.root, settingsFile: 'hard-settings.json' })) other.register(tool)
+    expect(await other.call('edit_settings', { theme: 'dark' })).toMatchObject({ status: 'refused', code: 'not_allowed' })
+    expect(readFileSync(outsideSettings, 'utf8')).toBe('{"theme":"light"}\n')
+  })
+
+  it('edit_settings creates a missing settings file; a missing directory is not_found', async () => {
+    mkdirSync(join(box.root, 'conf'))
+    const other = new ToolManager()
+    for (const tool of await createDemoTools({ root: box.root, settingsFile: 'conf/new.json' })) other.register(tool)
+    expect(await other.call('edit_settings', { theme: 'dark' })).toMatchObject({ status: 'ok' })
+    expect(JSON.parse(readFileSync(join(box.root, 'conf', 'new.json'), 'utf8'))).toEqual({ theme: 'dark' })
+    const missing = new ToolManager()
+    for (const tool of await createDemoTools({ root: box.root, settingsFile: 'no-dir/new.json' })) missing.register(tool)
+    expect(await missing.call('edit_settings', { theme: 'dark' })).toMatchObject({ status: 'error', kind: 'not_found' })
+  })
+
+  it('delete_file removes neither a link inside the root nor its target', async () => {
+    const asked = await tm.call('delete_file', { path: 'inside-link' })
+    if (asked.status !== 'needs_confirmation') throw new Error('expected a confirmation')
+    expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'refused', code: 'not_allowed' })
+    expect(readFileSync(join(box.root, 'notes.txt'), 'utf8')).toBe('hello world\nthe needle is here\n')
+    expect(readFileSync(join(box.root, 'inside-link'), 'utf8')).toBe('hello world\nthe needle is here\n')
   })
 })

@@ -3,15 +3,19 @@
  * confined to one sandbox directory (`read_file`, `list_dir`, `search_text`,
  * `edit_settings`, `delete_file`).
  */
-import { lstat, open, readdir, readFile, unlink, writeFile } from 'node:fs/promises'
-import { basename, join } from 'node:path'
-import { attach, AttachError, sniffMimeType } from '../attach.js'
+import { ftruncate, read, write } from 'node:fs'
+import { promisify } from 'node:util'
+import { detectMimeType, sniffMimeType, type AttachedPart } from '../attach.js'
 import { createFormTool } from '../form.js'
 import { errorResult, invalid, ok, refuse, type ModelResult } from '../helpers.js'
 import type { ToolContext, ToolDefinition } from '../manager.js'
 import { toolError, ToolResult } from '../result.js'
 import type { JsonValue } from '../types.js'
-import { Sandbox, SandboxError } from './sandbox.js'
+import { MAX_PATH_BYTES, Sandbox, SandboxError, type SandboxHandle } from './sandbox.js'
+
+const pRead = promisify(read)
+const pWrite = promisify(write)
+const pFtruncate = promisify(ftruncate)
 
 const SCHEMA = 'https://json-schema.org/draft/2020-12/schema'
 
@@ -32,6 +36,8 @@ export const SEARCH_SKIP_DIRS: ReadonlySet<string> = new Set(['node_modules', '.
 const SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
 const SEARCH_MAX_FILES = 10_000
 const SEARCH_MAX_LINE = 240
+const SETTINGS_MAX_BYTES = 1024 * 1024
+const UNDO_MAX_BYTES = 10 * 1024 * 1024
 
 /** A refusal or a not-found result for a sandbox error. */
 function sandboxFailure(err: unknown): unknown {
@@ -43,37 +49,38 @@ function sandboxFailure(err: unknown): unknown {
   throw err
 }
 
+/** A `path` input: relative to the sandbox root, at most MAX_PATH_BYTES long. */
+const pathSchema = (description: string, extra: Record<string, unknown> = {}) =>
+  ({ type: 'string', minLength: 1, maxLength: MAX_PATH_BYTES, ...extra, description }) as const
+
 /** The input of the tools that take one file: `{ path }`, relative to the sandbox root. */
 const FILE_PATH_SCHEMA = {
   $schema: SCHEMA,
   type: 'object',
-  properties: { path: { type: 'string', minLength: 1, description: 'The file, relative to the sandbox root' } },
+  properties: { path: pathSchema('The file, relative to the sandbox root') },
   required: ['path'],
   additionalProperties: false,
 } as const
 
-type Resolved = Awaited<ReturnType<Sandbox['resolve']>>
-
 /**
- * Resolves a tool's `path` inside the sandbox and, when `kind` is given, checks that it
- * is a regular file or a directory. A failure is returned as the tool's result.
+ * Opens what a tool's `path` names inside the sandbox (checked on the open descriptor)
+ * and, when `kind` is given, checks that it is a regular file or a directory. A failure
+ * is returned as the tool's result; otherwise the caller closes the handle.
  */
-async function resolveIn(
-  sandbox: Sandbox,
-  path: string,
-  kind?: 'file' | 'directory',
-): Promise<{ target: Resolved; size: number } | { failure: unknown }> {
-  let target: Resolved
+async function openIn(sandbox: Sandbox, path: string, kind?: 'file' | 'directory'): Promise<{ handle: SandboxHandle } | { failure: unknown }> {
+  let handle: SandboxHandle
   try {
-    target = await sandbox.resolve(path)
+    handle = await sandbox.openPath(path)
   } catch (err) {
     return { failure: sandboxFailure(err) }
   }
-  if (kind === undefined) return { target, size: 0 }
-  const info = await lstat(target.real)
-  if (kind === 'file' && !info.isFile()) return { failure: refuse('not_a_file', `${target.rel} is not a regular file`) }
-  if (kind === 'directory' && !info.isDirectory()) return { failure: refuse('not_a_directory', `${target.rel} is not a directory`) }
-  return { target, size: info.size }
+  const { stats, rel } = handle
+  let failure: unknown
+  if (kind === 'file' && !stats.isFile()) failure = refuse('not_a_file', `${rel} is not a regular file`)
+  if (kind === 'directory' && !stats.isDirectory()) failure = refuse('not_a_directory', `${rel} is not a directory`)
+  if (failure === undefined) return { handle }
+  await handle.close()
+  return { failure }
 }
 
 /** Whether `bytes` look like text: no NUL byte and valid UTF-8. */
@@ -88,28 +95,68 @@ function looksLikeText(bytes: Uint8Array): boolean {
   }
 }
 
-async function readPrefix(path: string, max: number): Promise<{ bytes: Buffer; size: number }> {
-  const handle = await open(path, 'r')
-  try {
-    const size = (await handle.stat()).size
-    const buffer = Buffer.alloc(Math.min(size, max))
-    let length = 0
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
-      if (bytesRead === 0) break
-      length += bytesRead
-    }
-    return { bytes: buffer.subarray(0, length), size }
-  } finally {
-    await handle.close()
+/** Reads at most `max` bytes from the start of the open file `fd`. */
+async function readAt(fd: number | undefined, max: number): Promise<Buffer> {
+  if (fd === undefined) throw new Error('not an open file')
+  const buffer = Buffer.alloc(max)
+  let length = 0
+  while (length < buffer.length) {
+    const { bytesRead } = await pRead(fd, buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) break
+    length += bytesRead
   }
+  return buffer.subarray(0, length)
+}
+
+/** Replaces the content of the open file `fd` with `bytes`. */
+async function writeAll(fd: number | undefined, bytes: Uint8Array): Promise<void> {
+  if (fd === undefined) throw new Error('not an open file')
+  await pFtruncate(fd, 0)
+  let done = 0
+  while (done < bytes.length) {
+    const { bytesWritten } = await pWrite(fd, bytes, done, bytes.length - done, done)
+    done += bytesWritten
+  }
+}
+
+/** A file written by a tool must be one regular file with one name (a hard link could reach outside). */
+function checkWritable(handle: SandboxHandle): void {
+  if (!handle.stats.isFile()) throw new SandboxError('not_allowed', `not_allowed: ${handle.rel} is not a regular file`, handle.rel)
+  if (handle.stats.nlink > 1) {
+    throw new SandboxError('not_allowed', `not_allowed: ${handle.rel} has more than one name (a hard link); the demo tools do not write to it`, handle.rel)
+  }
+}
+
+/** Opens the entry `path` names without following a final link; the caller closes both handles. */
+async function openEntry(
+  sandbox: Sandbox,
+  path: string,
+  write: 'create' | 'exclusive' | false,
+): Promise<{ dir: SandboxHandle; file: SandboxHandle; name: string }> {
+  const { dir, name } = await sandbox.openParent(path)
+  try {
+    return { dir, file: await sandbox.openChild(dir, name, { write }), name }
+  } catch (err) {
+    await dir.close()
+    throw err
+  }
+}
+
+function mediaPart(bytes: Buffer, name: string): AttachedPart {
+  const mimeType = detectMimeType(bytes, name)
+  const type = mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : 'file'
+  return Object.freeze({ type, mimeType, data: bytes.toString('base64'), name })
 }
 
 const isMedia = (mime: string | undefined): mime is string =>
   mime !== undefined && (mime.startsWith('image/') || mime.startsWith('audio/') || mime === 'application/pdf')
 
+const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
 /**
- * The demo tools over the sandbox at `options.root`.
+ * The demo tools over the sandbox at `options.root`. Every file and directory is read,
+ * listed or written through a descriptor whose place was checked after it was opened,
+ * so a concurrent swap of a path for a symbolic link cannot lead a tool outside the root.
  *
  * @example
  * const tm = new ToolManager()
@@ -128,35 +175,33 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     inputSchema: FILE_PATH_SCHEMA,
     hints: { readOnly: true, idempotent: true, untrustedContent: true },
     async run({ path }) {
-      const resolved = await resolveIn(sandbox, path, 'file')
-      if ('failure' in resolved) return resolved.failure
-      const { target } = resolved
-      const { bytes, size } = await readPrefix(target.real, Math.max(maxText, 64))
-      const sniffed = sniffMimeType(bytes)
-      if (isMedia(sniffed)) {
-        let part
-        try {
-          part = await attach(target.real, { maxBytes: maxMedia })
-        } catch (err) {
-          if (err instanceof AttachError && err.code === 'too_large') {
-            return refuse('too_large', `${target.rel} is ${size} bytes, over the ${maxMedia}-byte limit for media`)
-          }
-          throw err
+      const opened = await openIn(sandbox, path, 'file')
+      if ('failure' in opened) return opened.failure
+      const { handle } = opened
+      try {
+        const { rel, fd } = handle
+        const size = handle.stats.size
+        const bytes = await readAt(fd, Math.min(size, Math.max(maxText, 64)))
+        const sniffed = sniffMimeType(bytes)
+        if (isMedia(sniffed)) {
+          if (size > maxMedia) return refuse('too_large', `${rel} is ${size} bytes, over the ${maxMedia}-byte limit for media`)
+          // the same descriptor: at most maxMedia + 1 bytes, so a file that grew is refused
+          const all = await readAt(fd, maxMedia + 1)
+          if (all.length > maxMedia) return refuse('too_large', `${rel} is over the ${maxMedia}-byte limit for media`)
+          const part = mediaPart(all, rel.slice(rel.lastIndexOf('/') + 1))
+          const result: ModelResult = { output: `${part.name} (${part.mimeType}, ${all.length} bytes)`, isError: false, parts: [part] }
+          return result
         }
-        const result: ModelResult = {
-          output: `${basename(target.real)} (${part.mimeType}, ${size} bytes)`,
-          isError: false,
-          parts: [part],
+        if (!looksLikeText(bytes)) {
+          return refuse('unsupported_file', `${rel} is a binary file (${size} bytes); only text, image, audio and PDF files can be read`)
         }
+        let text = bytes.subarray(0, Math.min(bytes.length, maxText)).toString('utf8')
+        if (size > maxText) text = text.replace(/\uFFFD$/, '') + `\n[truncated: showing the first ${maxText} of ${size} bytes]`
+        const result: ModelResult = { output: text, isError: false }
         return result
+      } finally {
+        await handle.close()
       }
-      if (!looksLikeText(bytes)) {
-        return refuse('unsupported_file', `${target.rel} is a binary file (${size} bytes); only text, image, audio and PDF files can be read`)
-      }
-      let text = bytes.subarray(0, Math.min(bytes.length, maxText)).toString('utf8')
-      if (size > maxText) text = text.replace(/\uFFFD$/, '') + `\n[truncated: showing the first ${maxText} of ${size} bytes]`
-      const result: ModelResult = { output: text, isError: false }
-      return result
     },
   }
 
@@ -166,7 +211,7 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     inputSchema: {
       $schema: SCHEMA,
       type: 'object',
-      properties: { path: { type: 'string', minLength: 1, default: '.', description: 'The directory, relative to the sandbox root (default: the root)' } },
+      properties: { path: pathSchema('The directory, relative to the sandbox root (default: the root)', { default: '.' }) },
       additionalProperties: false,
     },
     outputSchema: {
@@ -193,25 +238,28 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     },
     hints: { readOnly: true, idempotent: true },
     async run({ path = '.' }) {
-      const resolved = await resolveIn(sandbox, path, 'directory')
-      if ('failure' in resolved) return resolved.failure
-      const { target } = resolved
-      const dirents = await readdir(target.real, { withFileTypes: true })
-      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      const entries: { name: string; type: string; size?: number }[] = []
-      for (const d of dirents) {
-        const type = d.isFile() ? 'file' : d.isDirectory() ? 'dir' : d.isSymbolicLink() ? 'symlink' : 'other'
-        const entry: { name: string; type: string; size?: number } = { name: d.name, type }
-        if (type === 'file') {
-          try {
-            entry.size = (await lstat(join(target.real, d.name))).size
-          } catch {
-            // removed meanwhile
+      const opened = await openIn(sandbox, path, 'directory')
+      if ('failure' in opened) return opened.failure
+      const { handle } = opened
+      try {
+        const dirents = (await sandbox.readdir(handle)).sort(byName)
+        const entries: { name: string; type: string; size?: number }[] = []
+        for (const d of dirents) {
+          const type = d.isFile() ? 'file' : d.isDirectory() ? 'dir' : d.isSymbolicLink() ? 'symlink' : 'other'
+          const entry: { name: string; type: string; size?: number } = { name: d.name, type }
+          if (type === 'file') {
+            try {
+              entry.size = (await sandbox.lstatChild(handle, d.name)).size
+            } catch {
+              // removed meanwhile
+            }
           }
+          entries.push(entry)
         }
-        entries.push(entry)
+        return ok({ path: handle.rel, entries })
+      } finally {
+        await handle.close()
       }
-      return ok({ path: target.rel, entries })
     },
   }
 
@@ -224,7 +272,7 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
       type: 'object',
       properties: {
         query: { type: 'string', minLength: 1, description: 'The text to find (not a regular expression)' },
-        path: { type: 'string', minLength: 1, default: '.', description: 'Where to search, relative to the sandbox root' },
+        path: pathSchema('Where to search, relative to the sandbox root', { default: '.' }),
         maxMatches: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
         caseSensitive: { type: 'boolean', default: false },
       },
@@ -233,17 +281,16 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     },
     hints: { readOnly: true, idempotent: true, untrustedContent: true },
     async run({ query, path = '.', maxMatches = 100, caseSensitive = false }, ctx: ToolContext) {
-      const resolved = await resolveIn(sandbox, path)
-      if ('failure' in resolved) return resolved.failure
-      const { target } = resolved
+      const opened = await openIn(sandbox, path)
+      if ('failure' in opened) return opened.failure
+      const top = opened.handle
       const needle = caseSensitive ? query : query.toLowerCase()
       const matches: { path: string; line: number; text: string }[] = []
       let truncated = false
       let filesSearched = 0
-      const searchFile = async (file: string): Promise<void> => {
-        const info = await lstat(file)
-        if (info.size > SEARCH_MAX_FILE_BYTES) return
-        const bytes = await readFile(file)
+      const searchFile = async (file: SandboxHandle): Promise<void> => {
+        if (!file.stats.isFile() || file.stats.size > SEARCH_MAX_FILE_BYTES) return
+        const bytes = await readAt(file.fd, Math.min(file.stats.size, SEARCH_MAX_FILE_BYTES))
         if (!looksLikeText(bytes.subarray(0, 8192)) || sniffMimeType(bytes) !== undefined) return
         filesSearched++
         const lines = bytes.toString('utf8').split(/\r?\n/)
@@ -255,50 +302,80 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
               return
             }
             const text = line.length > SEARCH_MAX_LINE ? line.slice(0, SEARCH_MAX_LINE) + '…' : line
-            matches.push({ path: sandbox.relative(file), line: i + 1, text })
+            matches.push({ path: file.rel, line: i + 1, text })
           }
         }
       }
-      const walk = async (dir: string): Promise<void> => {
-        const dirents = await readdir(dir, { withFileTypes: true })
-        dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      // each entry is opened inside its checked directory without following a link,
+      // so the walk cannot leave the sandbox
+      const walk = async (dir: SandboxHandle): Promise<void> => {
+        const dirents = (await sandbox.readdir(dir)).sort(byName)
         for (const d of dirents) {
           if (truncated || ctx.signal.aborted) return
           if (filesSearched >= SEARCH_MAX_FILES) {
             truncated = true
             return
           }
-          // symbolic links are never followed, so the walk cannot leave the sandbox
-          if (d.isDirectory()) {
-            if (!SEARCH_SKIP_DIRS.has(d.name)) await walk(join(dir, d.name))
-          } else if (d.isFile()) {
-            await searchFile(join(dir, d.name)).catch(() => undefined)
+          if (d.isDirectory() ? SEARCH_SKIP_DIRS.has(d.name) : !d.isFile()) continue
+          let child: SandboxHandle
+          try {
+            child = await sandbox.openChild(dir, d.name, { directory: d.isDirectory() })
+          } catch {
+            continue // removed, replaced by a link, or unreadable meanwhile
+          }
+          try {
+            if (child.stats.isDirectory()) await walk(child)
+            else await searchFile(child).catch(() => undefined)
+          } finally {
+            await child.close()
           }
         }
       }
-      const info = await lstat(target.real)
-      if (info.isDirectory()) await walk(target.real)
-      else if (info.isFile()) await searchFile(target.real)
+      try {
+        if (top.stats.isDirectory()) await walk(top)
+        else await searchFile(top)
+      } finally {
+        await top.close()
+      }
       return ok({ query, matches, truncated, filesSearched })
     },
   }
 
   const readSettings = async (): Promise<Record<string, JsonValue>> => {
-    const target = await sandbox.resolve(settingsFile, { mustExist: false })
+    const { dir, name } = await sandbox.openParent(settingsFile)
     let text: string
     try {
-      text = await readFile(target.real, 'utf8')
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
-      throw err
+      let file: SandboxHandle
+      try {
+        file = await sandbox.openChild(dir, name)
+      } catch (err) {
+        // no settings file yet: the form starts empty
+        if (err instanceof SandboxError && err.code === 'not_found') return {}
+        throw err
+      }
+      try {
+        if (!file.stats.isFile()) throw new SandboxError('not_allowed', `not_allowed: ${settingsFile} is not a regular file`, settingsFile)
+        if (file.stats.size > SETTINGS_MAX_BYTES) throw new Error(`${settingsFile} is over ${SETTINGS_MAX_BYTES} bytes`)
+        text = (await readAt(file.fd, SETTINGS_MAX_BYTES)).toString('utf8')
+      } finally {
+        await file.close()
+      }
+    } finally {
+      await dir.close()
     }
     const value = JSON.parse(text) as unknown
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${settingsFile} does not hold a JSON object`)
     return value as Record<string, JsonValue>
   }
   const writeSettings = async (values: Record<string, JsonValue>): Promise<void> => {
-    const target = await sandbox.resolve(settingsFile, { mustExist: false })
-    await writeFile(target.real, JSON.stringify(values, null, 2) + '\n')
+    const { dir, file } = await openEntry(sandbox, settingsFile, 'create')
+    try {
+      checkWritable(file)
+      await writeAll(file.fd, Buffer.from(JSON.stringify(values, null, 2) + '\n'))
+    } finally {
+      await file.close()
+      await dir.close()
+    }
   }
   const settingsTool = createFormTool({
     name: 'edit_settings',
@@ -341,14 +418,42 @@ export async function createDemoTools(options: DemoToolsOptions = {}): Promise<T
     needsConfirmation: true,
     summarize: ({ path }) => `Delete ${path}`,
     async run({ path }, ctx) {
-      const resolved = await resolveIn(sandbox, path, 'file')
-      if ('failure' in resolved) return resolved.failure
-      const { target, size } = resolved
-      // keep small files so the deletion can be undone (tm.undo(callId))
-      const backup = size <= 10 * 1024 * 1024 ? await readFile(target.real) : undefined
-      await unlink(target.real)
-      if (backup !== undefined) ctx.registerUndo(() => writeFile(target.real, backup, { flag: 'wx' }).then(() => ({ restored: target.rel })))
-      return ok({ deleted: target.rel, bytes: size })
+      let opened: { dir: SandboxHandle; file: SandboxHandle; name: string }
+      try {
+        opened = await openEntry(sandbox, path, false)
+      } catch (err) {
+        return sandboxFailure(err)
+      }
+      const { dir, file, name } = opened
+      const rel = file.rel
+      const size = file.stats.size
+      let backup: Buffer | undefined
+      try {
+        if (!file.stats.isFile()) return refuse('not_a_file', `${rel} is not a regular file`)
+        // keep small files so the deletion can be undone (tm.undo(callId))
+        backup = size <= UNDO_MAX_BYTES ? await readAt(file.fd, size) : undefined
+        await file.close()
+        await sandbox.unlinkChild(dir, name, file.stats)
+      } catch (err) {
+        return sandboxFailure(err)
+      } finally {
+        await file.close()
+        await dir.close()
+      }
+      if (backup !== undefined) {
+        const bytes = backup
+        ctx.registerUndo(async () => {
+          const { dir: again, file: restored } = await openEntry(sandbox, rel, 'exclusive')
+          try {
+            await writeAll(restored.fd, bytes)
+          } finally {
+            await restored.close()
+            await again.close()
+          }
+          return { restored: rel }
+        })
+      }
+      return ok({ deleted: rel, bytes: size })
     },
   }
 
