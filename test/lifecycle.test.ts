@@ -939,9 +939,9 @@ describe('evidence', () => {
       let runs = 0
       tm.register({ name: 'charge', inputSchema: anyObject, run: () => ({ charged: ++runs }) })
       const events: ToolEvents['evidence_error'][] = []
-      tm.on('evidence_error', (e) => void events.push(e))
+      const reported = new Promise<void>((resolve) => tm.on('evidence_error', (e) => void (events.push(e), resolve())))
       const r = await tm.call('charge', {})
-      await sleep(5)
+      await reported
       expect(r).toMatchObject({ status: 'ok', data: { charged: 1 } })
       expect(runs).toBe(1)
       expect(events).toHaveLength(1)

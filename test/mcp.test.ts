@@ -346,6 +346,7 @@ describe('mcpToolOf', () => {
 describe('importMcpTools against the SDK McpServer', () => {
   let client: Client
   let serverAborted = false
+  let serverStarted = false
 
   beforeAll(async () => {
     const server = new McpServer({ name: 'peer', version: '1.0.0' })
@@ -364,6 +365,7 @@ describe('importMcpTools against the SDK McpServer', () => {
       structuredContent: { size: 3 },
     }))
     server.registerTool('hang', { inputSchema: {} }, (_args, extra) => new Promise((resolve) => {
+      serverStarted = true
       extra.signal.addEventListener('abort', () => {
         serverAborted = true
         resolve({ content: [] })
@@ -396,7 +398,7 @@ describe('importMcpTools against the SDK McpServer', () => {
     expect(toModel(pic).parts).toHaveLength(1)
     expect(await tm.call('measure', {})).toMatchObject({ status: 'ok', data: { size: 3 } })
     const running = tm.call('hang', {}, { callId: 'hang-1' })
-    await new Promise((r) => setTimeout(r, 20))
+    await until(() => serverStarted)
     expect(tm.cancel('hang-1')).toBe(true)
     expect(await running).toMatchObject({ status: 'cancelled', by: 'operator' })
     await until(() => serverAborted)
