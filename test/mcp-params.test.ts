@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/manager.js'
 import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
 
-async function session(requests: readonly unknown[]): Promise<Map<unknown, Record<string, unknown>>> {
+async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
   const tm = new ToolManager()
   tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input) => input })
   const input = new PassThrough()
@@ -22,10 +22,11 @@ async function session(requests: readonly unknown[]): Promise<Map<unknown, Recor
         const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
         buffered = buffered.slice(nl + 1)
         frames.set(frame.id, frame)
-        if (frames.size === requests.length) resolve()
+        if (frames.size === requests.length + (rawLines.length > 0 ? 1 : 0)) resolve()
       }
     })
   })
+  for (const line of rawLines) input.write(`${line}\n`)
   for (const r of requests) input.write(`${JSON.stringify(r)}\n`)
   await all
   await server.close()
@@ -61,5 +62,11 @@ describe('MCP tools/call params', () => {
   it('an unknown tool keeps its -32602 answer', async () => {
     const frames = await session([call(1, { name: 'nope', arguments: {} })])
     expect(frames.get(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: nope' } })
+  })
+
+  it('an id that is not a safe integer is not echoed (it is no valid JSON-RPC id)', async () => {
+    const frames = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":-33959150112988556,"method":"ping"}'])
+    expect(frames.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } })
+    expect(frames.get(1)).toMatchObject({ result: { isError: false } })
   })
 })

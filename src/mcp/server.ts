@@ -408,7 +408,7 @@ export class StdioLineTransport implements Transport {
     const parsed = JSONRPCMessageSchema.safeParse(value)
     if (!parsed.success) {
       const id = (value as { id?: unknown } | null)?.id
-      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : undefined
+      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
       // a response we cannot read has no one to answer to
       const isResponse = typeof value === 'object' && value !== null && !Array.isArray(value) && !('method' in value) && ('result' in value || 'error' in value)
       if (isResponse) {
