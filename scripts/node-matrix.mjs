@@ -4,6 +4,7 @@
 //   npm run test:node-matrix                        # all three, the whole vitest suite on each
 //   npm run test:node-matrix -- --versions 22,24    # some of them
 //   npm run test:node-matrix -- --install-only      # only fetch the Node.js builds
+//   npm run test:node-matrix -- --timeout-min 30    # end a version's run after 30 min (default 20)
 //   npm run test:node-matrix -- test/evidence.test.ts   # anything else goes to vitest
 //
 // The machine's own Node.js is used for its major. Every other major is npm's
@@ -14,7 +15,7 @@
 //
 // Prints one summary line per version and, last, `node-matrix: N passed, N failed`.
 // Exits non-zero when any version fails.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -74,19 +75,38 @@ function install(major) {
 }
 
 /** Runs the vitest suite with one node; returns its counts from vitest's JSON report. */
-function runSuite(node, vitestArgs) {
+async function runSuite(node, vitestArgs, timeoutMinutes) {
   const report = join(root, '.cache', 'node-matrix', `node-${node.major}.json`)
   mkdirSync(dirname(report), { recursive: true })
   rmSync(report, { force: true })
   console.log(`\n== node-matrix: Node.js ${node.version} (V8 ${node.v8})${node.own ? ", this machine's" : ''}: ${node.bin}`)
   const started = performance.now()
-  const run = spawnSync(node.bin, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
+  // its own process group, so a run that hangs can be ended with every worker it started
+  const child = spawn(node.bin, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
     cwd: root,
     stdio: 'inherit',
+    detached: true,
     env: { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` },
   })
+  // the run is not in this terminal's process group: pass on an interrupt
+  let interrupted = false
+  const forward = (sig) => {
+    interrupted = true
+    process.kill(-child.pid, sig)
+  }
+  process.on('SIGINT', forward).on('SIGTERM', forward)
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    console.error(`node-matrix: Node.js ${node.version}: no result after ${timeoutMinutes} min; ending the run`)
+    process.kill(-child.pid, 'SIGKILL')
+  }, timeoutMinutes * 60_000)
+  const [code, signal] = await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])))
+  clearTimeout(timer)
+  process.off('SIGINT', forward).off('SIGTERM', forward)
+  if (interrupted) process.exit(130)
   const seconds = (performance.now() - started) / 1000
-  let counts = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: 0 }
+  let counts = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: 0, failures: [] }
   if (existsSync(report)) {
     const r = JSON.parse(readFileSync(report, 'utf8'))
     counts = {
@@ -95,23 +115,27 @@ function runSuite(node, vitestArgs) {
       skipped: r.numPendingTests + r.numTodoTests,
       total: r.numTotalTests,
       failedFiles: r.numFailedTestSuites,
-      failures: r.testResults.flatMap((file) =>
-        file.assertionResults.filter((t) => t.status === 'failed').map((t) => `${file.name.slice(root.length + 1)} > ${t.fullName}`),
-      ),
+      failures: r.testResults.flatMap((file) => {
+        const name = file.name.slice(root.length + 1)
+        const tests = file.assertionResults.filter((t) => t.status === 'failed').map((t) => `${name} > ${t.fullName}`)
+        return tests.length > 0 || file.status !== 'failed' ? tests : [`${name}: ${String(file.message).split('\n')[0]}`]
+      }),
     }
   }
-  return { node, exit: run.status ?? 1, signal: run.signal, seconds, ...counts }
+  return { node, exit: timedOut ? `timeout after ${timeoutMinutes} min` : (code ?? signal), ok: code === 0 && !timedOut, seconds, ...counts }
 }
 
-function main(argv) {
+async function main(argv) {
   let majors = MAJORS
   let installOnly = false
+  let timeoutMinutes = 20
   const vitestArgs = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--versions') majors = argv[++i].split(',').map(Number)
     else if (arg.startsWith('--versions=')) majors = arg.slice('--versions='.length).split(',').map(Number)
     else if (arg === '--install-only') installOnly = true
+    else if (arg === '--timeout-min') timeoutMinutes = Number(argv[++i])
     else if (arg === '--') vitestArgs.push(...argv.slice(i + 1)), (i = argv.length)
     else vitestArgs.push(arg)
   }
@@ -120,21 +144,22 @@ function main(argv) {
     for (const n of nodes) console.log(`node-matrix: Node.js ${n.version} (V8 ${n.v8}) at ${n.bin}`)
     return 0
   }
-  const results = nodes.map((n) => runSuite(n, vitestArgs))
+  const results = []
+  for (const n of nodes) results.push(await runSuite(n, vitestArgs, timeoutMinutes))
   console.log('\n== node-matrix summary')
   for (const r of results) {
-    const verdict = r.exit === 0 ? 'ok' : `FAILED (exit ${r.exit ?? r.signal})`
+    const verdict = r.ok ? 'ok' : `FAILED (${typeof r.exit === 'string' ? r.exit : `exit ${r.exit}`})`
     console.log(
       `Node.js ${r.node.version.padEnd(9)} V8 ${r.node.v8.padEnd(22)} ${r.passed}/${r.total} passed, ${r.failed} failed, ${r.skipped} skipped` +
         `${r.failedFiles > 0 ? `, ${r.failedFiles} files failed` : ''} in ${r.seconds.toFixed(0)} s: ${verdict}`,
     )
-    for (const f of r.failures ?? []) console.log(`    failed: ${f}`)
+    for (const f of r.failures) console.log(`    failed: ${f}`)
   }
   const passed = results.reduce((n, r) => n + r.passed, 0)
   // a version whose run failed with no failed test (a file that did not load, a crash) counts as one failure
-  const failed = results.reduce((n, r) => n + r.failed + (r.exit !== 0 && r.failed === 0 ? 1 : 0), 0)
+  const failed = results.reduce((n, r) => n + r.failed + (!r.ok && r.failed === 0 ? 1 : 0), 0)
   console.log(`node-matrix: ${passed} passed, ${failed} failed`)
-  return results.every((r) => r.exit === 0) ? 0 : 1
+  return results.every((r) => r.ok) ? 0 : 1
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main(process.argv.slice(2))
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = await main(process.argv.slice(2))
