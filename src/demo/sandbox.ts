@@ -54,7 +54,11 @@ export interface SandboxHandle {
   readonly rel: string
   /** Its `fstat` taken when it was opened. */
   readonly stats: Stats
-  /** The open descriptor (a directory in the fallback mode has none). */
+  /**
+   * The open descriptor. A file's is open for reading or writing; a directory's (or
+   * another kind's) may be an `O_PATH` descriptor on Linux, so list a directory
+   * through `path`. A directory in the fallback mode has none.
+   */
   readonly fd: number | undefined
   /**
    * A path naming this very object while the handle is open: `/proc/self/fd/N` on
@@ -81,6 +85,13 @@ const O_NOFOLLOW = C.O_NOFOLLOW ?? 0
 const O_DIRECTORY = C.O_DIRECTORY ?? 0
 // never block on a FIFO, never take a controlling terminal
 const O_SAFE = (C.O_NONBLOCK ?? 0) | (C.O_NOCTTY ?? 0)
+/**
+ * Linux's O_PATH (the generic value, used by every architecture Node.js supports):
+ * locates an object without opening it for I/O, so that nothing outside the root is
+ * ever really opened (no device's or FIFO's open runs) before the check.
+ */
+const O_PATH =
+  process.platform === 'linux' && ['x64', 'arm64', 'arm', 'ia32', 'ppc64', 's390x', 'riscv64', 'loong64'].includes(process.arch) ? 0o10000000 : 0
 
 function isInside(root: string, path: string): boolean {
   if (path === root) return true
@@ -245,11 +256,28 @@ export class Sandbox {
     if (!this.checksDescriptors) return this.fallbackOpenPath(path, lexical)
     let fd: number
     try {
-      fd = await pOpen(lexical, C.O_RDONLY | O_SAFE)
+      fd = await pOpen(lexical, O_PATH === 0 ? C.O_RDONLY | O_SAFE : O_PATH)
     } catch (err) {
       throw this.openError(err, path)
     }
-    return this.adopt(fd, path)
+    const located = await this.adopt(fd, path)
+    if (O_PATH === 0 || !located.stats.isFile()) return located
+    // checked: now open that very file for reading through its descriptor
+    try {
+      fd = await pOpen(located.path, C.O_RDONLY | O_SAFE)
+    } catch (err) {
+      throw this.openError(err, path)
+    } finally {
+      await located.close()
+    }
+    try {
+      const stats = await pFstat(fd)
+      if (!sameFile(stats, located.stats)) throw this.outside(path)
+      return handle(located.rel, stats, fd, `/proc/self/fd/${fd}`)
+    } catch (err) {
+      await pClose(fd).catch(() => undefined)
+      throw err
+    }
   }
 
   /**
@@ -264,7 +292,7 @@ export class Sandbox {
     if (!this.checksDescriptors) return { dir: await this.fallbackOpenPath(path, parent, true), name }
     let fd: number
     try {
-      fd = await pOpen(parent, C.O_RDONLY | O_DIRECTORY | O_SAFE)
+      fd = await pOpen(parent, (O_PATH === 0 ? C.O_RDONLY | O_SAFE : O_PATH) | O_DIRECTORY)
     } catch (err) {
       const code = errno(err)
       if (code === 'ENOENT' || code === 'ENOTDIR') {
