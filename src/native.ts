@@ -11,9 +11,13 @@ function loadBinding(): typeof Binding {
     return require('../binding.cjs') as typeof Binding
   } catch (cause) {
     const platform = `${process.platform}-${process.arch}`
+    // napi-rs's package names: linux-x64-gnu / linux-x64-musl, win32-x64-msvc, darwin-arm64.
+    const glibc = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime
+    const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : ''
     throw new Error(
       `toolwire: no native binary for ${platform} (Node ${process.versions.node}). ` +
-        `Prebuilt binaries ship as the optional package "toolwire-${platform}${process.platform === 'linux' ? '-gnu' : ''}"; ` +
+        `Prebuilt binaries ship as the optional package "toolwire-${platform}${abi}" ` +
+        '(or, where none matches, the WebAssembly fallback "toolwire-wasm32-wasi"); ' +
         'reinstall without --omit=optional / --no-optional, or build from source with a Rust toolchain ' +
         '(`npm run build:native` in a clone of toolwire).',
       { cause },
