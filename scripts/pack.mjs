@@ -12,7 +12,7 @@
 //   --all      fails unless every target's binary is present (the release workflow uses it).
 // Prints the tarball paths, the main package's first.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseTriple } from '@napi-rs/cli'
@@ -50,18 +50,24 @@ const packed = []
 const missing = []
 for (const p of platforms) {
   if (only && !only.includes(p.dir)) continue
-  // `napi build --platform` writes its artifacts to the repository root; take them from there
-  // when present (build:all writes cross-built ones straight into npm/<platform>/).
-  for (const file of p.platformPkg.files) {
-    if (existsSync(join(root, file))) copyFileSync(join(root, file), join(p.platformDir, file))
+  // `napi build --platform` (npm run build) writes its artifacts to the repository root,
+  // build:all into npm/<platform>/: the newer of the two is packed, from a staged copy.
+  const source = (file) => {
+    const [built, release] = [join(root, file), join(p.platformDir, file)]
+    if (!existsSync(built)) return existsSync(release) ? release : undefined
+    return existsSync(release) && statSync(release).mtimeMs >= statSync(built).mtimeMs ? release : built
   }
-  const absent = p.platformPkg.files.filter((f) => !existsSync(join(p.platformDir, f)))
-  if (!existsSync(join(p.platformDir, p.binary))) {
+  if (!source(p.binary)) {
     missing.push(`${p.dir} (${p.triple}): no ${p.binary}`)
     continue
   }
+  const absent = p.platformPkg.files.filter((f) => !source(f))
   if (absent.length) throw new Error(`npm/${p.dir} lacks ${absent.join(', ')}`)
-  tarballs.push(packInto(p.platformDir))
+  const stage = mkdtempSync(join(tmpdir(), `toolwire-pack-${p.dir}-`))
+  for (const file of ['package.json', 'README.md']) copyFileSync(join(p.platformDir, file), join(stage, file))
+  for (const file of p.platformPkg.files) copyFileSync(source(file), join(stage, file))
+  tarballs.push(packInto(stage))
+  rmSync(stage, { recursive: true, force: true })
   packed.push(p)
 }
 if (only && missing.length) throw new Error(`missing binaries: ${missing.join('; ')}. Run \`npm run build\` or \`npm run build:all\` first`)
