@@ -64,6 +64,19 @@ describe('Sandbox', () => {
       await expect(sb.openChild(dir, '..')).rejects.toMatchObject({ code: 'invalid_path' })
       await expect(sb.openPath('missing.txt')).rejects.toMatchObject({ code: 'not_found' })
       await dir.close()
+      // unlinkChild removes only the entry it was shown
+      const doomed = `doomed-${checkDescriptors}.txt`
+      writeFileSync(join(box.root, 'sub', doomed), 'x')
+      const parent = await sb.openParent(`sub/${doomed}`)
+      const file = await sb.openChild(parent.dir, parent.name)
+      const other = await sb.openPath('notes.txt')
+      await other.close()
+      await expect(sb.unlinkChild(parent.dir, parent.name, other.stats)).rejects.toMatchObject({ code: 'not_found' })
+      expect(existsSync(join(box.root, 'sub', doomed))).toBe(true)
+      await sb.unlinkChild(parent.dir, parent.name, file.stats)
+      expect(existsSync(join(box.root, 'sub', doomed))).toBe(false)
+      await file.close()
+      await parent.dir.close()
     })
   }
 
