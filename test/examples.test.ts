@@ -1,5 +1,6 @@
 // The README's examples run as written (against the built package, through its own name).
 import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './fixtures/mcp/helpers.js'
@@ -17,6 +18,11 @@ describe('examples', () => {
   })
   it('lifecycle.mjs', () => {
     expect(run('lifecycle.mjs')).toContain('lifecycle example ok')
+  })
+  it('no example waits on a timer for something to happen', () => {
+    for (const file of readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.mjs'))) {
+      expect(readFileSync(join(root, 'examples', file), 'utf8'), file).not.toMatch(/setTimeout|setInterval|timers\/promises|\bsleep\(/)
+    }
   })
   it('telemetry.mjs', () => {
     const out = run('telemetry.mjs')
