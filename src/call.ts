@@ -9,10 +9,10 @@ import { isHelperResult, isModelResult } from './helpers.js'
 import { NotJsonError, toFrozenJson } from './json.js'
 import type { CallOptions, PermissionDecision, PermissionHook, ToolContext, ToolDefinition } from './tool.js'
 import type { ToolEvents, ToolManager } from './manager.js'
-import { cancelledResult, fromHelper, isThenable, normalizeReturn, TOOL_FAILED_MESSAGE } from './normalize.js'
+import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { OutcomeDiagnostics, OutcomeInvocation, ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from './record.js'
-import { redact } from './redact.js'
+import { redact, redactChanges } from './redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
 import type { CallTracer } from './telemetry.js'
 import type { FieldChange, JsonValue } from './types.js'
@@ -100,11 +100,16 @@ export class BatchSink {
     if (size === 0) this.resolve(Object.freeze(this.views))
   }
 
+  /** Places the view of call `index`; a second view for the same call is ignored. */
   put(index: number, view: CallResult): void {
+    if (this.views[index] !== undefined) return
     this.views[index] = view
     if (--this.remaining === 0) this.resolve(Object.freeze(this.views))
   }
 }
+
+/** The largest delay `setTimeout` can represent; a longer timeout never fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
@@ -129,7 +134,10 @@ export class Call implements ToolContext {
   #onAbort: (() => void) | undefined
   #resolve!: (value: CallResult | Settlement) => void
   readonly #startedAt = performance.now()
+  /** Holds one of the tool's concurrency slots (from the body's start until the call settled and no body runs). */
   #running = false
+  /** A body attempt has started and not yet returned or settled its promise. */
+  #bodyActive = false
   #admittedByBreaker = false
   #attemptNo = 1
   /** What the body returned (helper `ok` unwrapped), for the raw contract. */
@@ -226,29 +234,63 @@ export class Call implements ToolContext {
     const tm = this.#tm
     const entry = this.#entry
     const options = this.#options
-    if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
-    if (tm.tracer !== undefined) this.#span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.#input, entry.sensitive)
     tm.metricsBuffer.started(entry.metricsId)
+    try {
+      if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
+      if (tm.tracer !== undefined) this.#span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.#input, entry.sensitive)
+    } catch (err) {
+      // telemetry never stops a call
+      tm.reportError(this.callId, entry.name, err)
+    }
     const signal = options?.signal
     if (signal !== undefined) {
-      if (signal.aborted) {
-        this.#finish(cancelledResult('signal'))
+      try {
+        if (signal.aborted) {
+          this.#finish(cancelledResult('signal'))
+          return
+        }
+        this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
+        signal.addEventListener('abort', this.#onAbort, { once: true })
+      } catch (err) {
+        // a signal-like object that throws: the options are at fault, not the tool
+        this.#onAbort = undefined
+        tm.reportError(this.callId, entry.name, err)
+        this.#finish(ToolResult.failed(refusalError('invalid_options', 'The call options could not be read: signal')))
         return
       }
-      this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
-      signal.addEventListener('abort', this.#onAbort, { once: true })
     }
     tm.track(this)
     const timeoutMs = options?.timeoutMs ?? entry.timeoutMs
-    if (timeoutMs !== undefined) {
+    // setTimeout fires at once for a delay it cannot represent: such a timeout never fires
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       this.#timer = setTimeout(
         () => this.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`))),
         timeoutMs,
       )
     }
-    if (this.#continuation !== undefined) this.#admit()
-    else if (entry.permissionHooks.length !== 0) this.#checkPermission()
-    else this.#gate()
+    this.#guarded(() => {
+      if (this.#continuation !== undefined) this.#admit()
+      else if (entry.permissionHooks.length !== 0) this.#checkPermission()
+      else this.#gate()
+    })
+  }
+
+  /**
+   * Runs a step of the call; anything it throws (a bug, or a hostile value that slipped
+   * through) settles the call as a generic error instead of escaping.
+   */
+  #guarded(step: () => void): void {
+    try {
+      step()
+    } catch (err) {
+      this.#panic(err)
+    }
+  }
+
+  /** Settles the call as a generic error after an unexpected throw in the pipeline. */
+  #panic(err: unknown): void {
+    this.#tm.reportError(this.callId, this.#entry.name, err)
+    this.#finish(ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)))
   }
 
   #checkPermission(): void {
@@ -263,14 +305,21 @@ export class Call implements ToolContext {
       } catch (err) {
         return this.#denyOnError(err)
       }
-      if (isThenable(decision)) {
-        ;(decision as Promise<PermissionDecision>).then(
-          (d) => (this.#applyDecision(d) ? step(i + 1) : undefined),
-          (err) => this.#denyOnError(err),
-        )
-      } else if (this.#applyDecision(decision)) {
-        step(i + 1)
-      }
+      when(
+        decision,
+        (d) =>
+          this.#guarded(() => {
+            let allowed: boolean
+            try {
+              allowed = this.#applyDecision(d as PermissionDecision)
+            } catch (err) {
+              // a decision that cannot be read denies
+              return this.#denyOnError(err)
+            }
+            if (allowed) step(i + 1)
+          }),
+        (err) => this.#guarded(() => this.#denyOnError(err)),
+      )
     }
     step(0)
   }
@@ -316,36 +365,64 @@ export class Call implements ToolContext {
     } catch (err) {
       return this.#fail(err)
     }
-    if (isThenable(needed)) (needed as Promise<boolean>).then((n) => (n ? this.#askConfirmation() : this.#admit()), (err) => this.#fail(err))
-    else if (needed) this.#askConfirmation()
-    else this.#admit()
+    when(
+      needed,
+      (n) => this.#guarded(() => (n ? this.#askConfirmation() : this.#admit())),
+      (err) => this.#guarded(() => this.#fail(err)),
+    )
   }
 
   #askConfirmation(): void {
     if (this.#settled) return
     const def = this.#entry.def as ToolDefinition<unknown>
-    let summary: string
-    let changes: readonly FieldChange[] | Promise<readonly FieldChange[]> | undefined
+    let summarized: unknown
+    let changes: unknown
     try {
-      summary = def.summarize?.(this.#input) ?? `Run ${this.#entry.name} with ${JSON.stringify(redact(this.#input, this.#entry.sensitive))}`
+      summarized = def.summarize?.(this.#input)
       changes = def.previewChanges?.(this.#input)
     } catch (err) {
       return this.#fail(err)
     }
-    const park = (list: readonly FieldChange[] | undefined): void => {
+    let summary: unknown
+    const park = (list: unknown): void => {
       if (this.#settled) return
       const confirmId = globalThis.crypto.randomUUID()
       let result: ToolResult
       try {
-        result = ToolResult.pending(list === undefined ? { id: confirmId, kind: 'confirmation', summary } : { id: confirmId, kind: 'confirmation', summary, changes: list })
+        // previewed changes are shown as a frozen copy, sensitive fields redacted
+        const redacted: readonly FieldChange[] | undefined = list === undefined ? undefined : redactChanges(list, this.#entry.sensitive)
+        result = ToolResult.pending(
+          redacted === undefined
+            ? { id: confirmId, kind: 'confirmation', summary: summary as string }
+            : { id: confirmId, kind: 'confirmation', summary: summary as string, changes: redacted },
+        )
       } catch (err) {
         return this.#fail(err)
       }
       this.#tm.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
       this.#finish(result)
     }
-    if (isThenable(changes)) (changes as Promise<readonly FieldChange[]>).then(park, (err) => this.#fail(err))
-    else park(changes as readonly FieldChange[] | undefined)
+    // either may be async; a rejection of either fails the call (and is never left unhandled)
+    let failed = false
+    const fail = (err: unknown): void => {
+      if (failed) return
+      failed = true
+      this.#guarded(() => this.#fail(err))
+    }
+    when(
+      summarized,
+      (s) =>
+        this.#guarded(() => {
+          // the default summary shows the input's JSON form (after toJSON), redacted
+          summary = s ?? `Run ${this.#entry.name} with ${JSON.stringify(redact(this.#input, this.#entry.sensitive))}`
+          when(changes, (list) => (failed ? undefined : this.#guarded(() => park(list))), fail)
+        }),
+      (err) => {
+        fail(err)
+        // the changes are not needed any more, but their rejection is still handled
+        when(changes, () => undefined, () => undefined)
+      },
+    )
   }
 
   #admit(): void {
@@ -371,9 +448,14 @@ export class Call implements ToolContext {
     }
   }
 
-  /** Starts the body (first attempt or a retry). */
+  /**
+   * Starts the body (first attempt or a retry). The body counts as running, and keeps its
+   * concurrency slot, until it returns or its promise settles, even when the call settled
+   * before that (cancelled, timed out): at most `limit` bodies of a tool run at once.
+   */
   #runBody(): void {
     this.#ran = true
+    this.#bodyActive = true
     let ret: unknown
     try {
       const continuation = this.#continuation
@@ -385,17 +467,35 @@ export class Call implements ToolContext {
         ret = (this.#entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.#input, this)
       }
     } catch (err) {
-      this.#fail(err)
+      this.#bodyDone()
+      this.#guarded(() => this.#fail(err))
       return
     }
-    if (isThenable(ret)) {
-      ret.then(
-        (v) => this.#complete(v),
-        (e) => this.#fail(e),
-      )
-    } else {
-      this.#complete(ret)
-    }
+    when(
+      ret,
+      (v) => {
+        this.#bodyDone()
+        this.#guarded(() => this.#complete(v))
+      },
+      (e) => {
+        this.#bodyDone()
+        this.#guarded(() => this.#fail(e))
+      },
+    )
+  }
+
+  /** The body's attempt returned or settled: a call that already settled gives its slot back now. */
+  #bodyDone(): void {
+    this.#bodyActive = false
+    if (this.#settled) this.#leaveSlot()
+  }
+
+  /** Gives the concurrency slot back (once) and starts queued calls. */
+  #leaveSlot(): void {
+    if (!this.#running) return
+    this.#running = false
+    this.#entry.active--
+    this.#releaseSlot()
   }
 
   #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
@@ -405,11 +505,25 @@ export class Call implements ToolContext {
       context: this,
       reportFailure: (error: Error) => {
         if (this.#callbackSettled) return // inert once the callback settles
-        if (!(error instanceof Error)) {
+        let isError = false
+        try {
+          isError = error instanceof Error
+        } catch {
+          isError = false
+        }
+        if (!isError) {
           diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
           return
         }
-        const message = String(error.message) // captured when reported
+        let message: string
+        try {
+          const m: unknown = error.message // captured when reported
+          if (typeof m !== 'string') throw new TypeError('not a string')
+          message = m
+        } catch {
+          diagnostics.configurationFailures.push('reportFailure got an Error whose message is not a readable string')
+          return
+        }
         if (this.#settled) {
           diagnostics.late.push(Object.freeze({ message }))
           this.#tm.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
@@ -425,42 +539,59 @@ export class Call implements ToolContext {
       this.#callbackSettled = true
       throw err
     }
-    if (!isThenable(ret)) {
+    let thenable = false
+    try {
+      thenable = typeof ret === 'object' && ret !== null && typeof (ret as { then?: unknown }).then === 'function'
+    } catch {
+      thenable = true // a throwing `then` getter: `when` turns it into a rejection
+    }
+    if (!thenable) {
       this.#callbackSettled = true
       return ret
     }
-    return (ret as Promise<unknown>).then(
-      (v) => {
-        this.#callbackSettled = true
-        return v
-      },
-      (e) => {
-        this.#callbackSettled = true
-        throw e
-      },
+    return new Promise<unknown>((resolve, reject) =>
+      when(
+        ret,
+        (v) => {
+          this.#callbackSettled = true
+          resolve(v)
+        },
+        (e) => {
+          this.#callbackSettled = true
+          reject(e)
+        },
+      ),
     )
   }
 
   #complete(value: unknown): void {
     if (this.#settled) return
-    // the common case, a plain value taken as ok(value), settles without building a ToolResult
-    const plain = this.#reported === undefined && !isHelperResult(value) && !isModelResult(value) && !(value instanceof ToolResult)
-    this.#raw = isHelperResult(value) && value.status === 'ok' ? value.data : value
     let result: ToolResult | undefined
     let data: JsonValue | undefined
+    this.#raw = value
     try {
+      // every read of the value is in here: a getter, a Proxy trap or a toJSON may throw
+      const helper = isHelperResult(value)
+      if (helper && value.status === 'ok') this.#raw = value.data
+      // the common case, a plain value taken as ok(value), settles without building a ToolResult
+      const plain = this.#reported === undefined && !helper && !isModelResult(value) && !(value instanceof ToolResult)
       if (plain) data = toFrozenJson(value)
-      else result = normalizeReturn(value, this.#entry.untrusted)
+      else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
     } catch (err) {
       this.#tm.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
-      if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = (err as Error).message
+      if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = describeThrown(err).message
     }
     if (this.#reported !== undefined && !result!.isError()) result = ToolResult.failed(toolError('other', this.#reported))
     if (this.#tm.development && this.#entry.validateOutput !== undefined && (result === undefined || result.isSuccess())) {
-      const issues = this.#entry.validateOutput(result === undefined ? data : (result.data() ?? result.text()))
-      if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
+      try {
+        const issues = this.#entry.validateOutput(result === undefined ? data : (result.data() ?? result.text()))
+        if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
+      } catch (err) {
+        // output validation is a development aid: it never changes the outcome
+        this.#tm.reportError(this.callId, this.#entry.name, err)
+      }
     }
     if (result === undefined) this.#finish(undefined, data)
     else this.#settleAttempt(result)
@@ -470,12 +601,14 @@ export class Call implements ToolContext {
     if (this.#settled) return
     this.#tm.reportError(this.callId, this.#entry.name, err)
     if (this.#reported !== undefined && this.#diagnostics !== undefined) {
-      this.#diagnostics.pipeline = err instanceof Error ? err.message : String(err)
+      this.#diagnostics.pipeline = describeThrown(err).message
       return this.#settleAttempt(ToolResult.failed(toolError('other', this.#reported)))
     }
-    const e = err as { kind?: unknown; retryable?: unknown }
-    const kind = typeof e === 'object' && e !== null && isToolErrorKind(e.kind) ? e.kind : 'other'
-    const options = typeof e === 'object' && e !== null && typeof e.retryable === 'boolean' ? { retryable: e.retryable } : {}
+    // what was thrown is the tool's: each read is guarded (a getter or a Proxy trap may throw)
+    const kindValue = safeGet(err, 'kind')
+    const kind = isToolErrorKind(kindValue) ? kindValue : 'other'
+    const retryable = kind === 'other' ? undefined : safeGet(err, 'retryable')
+    const options = typeof retryable === 'boolean' ? { retryable } : {}
     this.#settleAttempt(ToolResult.failed(toolError(kind, kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`, options)))
   }
 
@@ -483,7 +616,8 @@ export class Call implements ToolContext {
   #settleAttempt(result: ToolResult): void {
     const retry = this.#entry.def.retry
     const error = result.error()
-    if (retry !== undefined && error !== undefined && error.retryable && this.#reported === undefined && typeof this.#continuation !== 'function') {
+    // only a body's failure is retried: a failing gate (permission, confirmation) is not a reason to run the body
+    if (retry !== undefined && this.#ran && error !== undefined && error.retryable && this.#reported === undefined && typeof this.#continuation !== 'function') {
       const attempts = retry.attempts ?? 3
       if (this.#attemptNo < attempts) {
         const base = retry.baseMs ?? 100
@@ -496,7 +630,7 @@ export class Call implements ToolContext {
           this.#retryTimer = undefined
           if (this.#settled) return
           this.#attemptNo++
-          this.#runBody()
+          this.#guarded(() => this.#runBody())
         }, delay)
         return
       }
@@ -508,7 +642,12 @@ export class Call implements ToolContext {
   #interrupt(result: ToolResult): void {
     if (this.#settled) return
     this.#finish(result)
-    this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
+    try {
+      this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
+    } catch (err) {
+      // an abort listener the tool added threw: the call is settled already
+      this.#tm.reportError(this.callId, this.#entry.name, err)
+    }
   }
 
   /** Settles the call once: with `result`, or (no result) as a success with frozen `okData`. */
@@ -519,15 +658,51 @@ export class Call implements ToolContext {
     const entry = this.#entry
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer)
-    if (this.#onAbort !== undefined) this.#options!.signal!.removeEventListener('abort', this.#onAbort)
+    if (this.#onAbort !== undefined) {
+      try {
+        this.#options!.signal!.removeEventListener('abort', this.#onAbort)
+      } catch {
+        // a signal-like object that throws: its listener is `once` and checks #settled
+      }
+    }
     tm.untrack(this)
     if (this.#running) {
-      entry.active--
-      this.#releaseSlot()
+      // a body still running keeps the slot until it returns or settles
+      if (!this.#bodyActive) this.#leaveSlot()
     } else {
       const i = entry.queue.indexOf(this)
       if (i >= 0) entry.queue.splice(i, 1)
     }
+    let view: CallResult
+    try {
+      view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
+    } catch (err) {
+      // a result that cannot be shown (a bug, or a forged result) settles as a generic error
+      tm.reportError(this.callId, entry.name, err)
+      settled = ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE))
+      view = viewOf(settled, this.callId)
+    }
+    try {
+      this.#record(settled, view)
+    } catch (err) {
+      // bookkeeping never keeps a call from settling
+      tm.reportError(this.callId, entry.name, err)
+    }
+    if (this.#mode === 'view') {
+      this.#resolve(view)
+    } else {
+      const result = settled ?? canonicalOf(view)!
+      this.#resolve({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
+    }
+  }
+
+  /** The breaker, parking, metrics, span, evidence and `call_end` of a settled call. */
+  #record(settled: ToolResult | undefined, view: CallResult): void {
+    const tm = this.#tm
+    const entry = this.#entry
+    const durationMs = performance.now() - this.#startedAt
+    if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
+    else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
     if (this.#admittedByBreaker) {
       const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
       entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
@@ -535,33 +710,27 @@ export class Call implements ToolContext {
     if (settled !== undefined && settled.isPending() && this.#ran) {
       tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId, this.#options?.timeoutMs)
     }
-    const view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
-    const durationMs = performance.now() - this.#startedAt
-    if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
-    else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
     const evidence = tm.evidence
-    if (this.#span === undefined && evidence === undefined && this.#mode === 'view' && !tm.hasListeners('call_end')) {
-      this.#resolve(view)
-      return
-    }
+    if (this.#span === undefined && evidence === undefined && !tm.hasListeners('call_end')) return
     const result = settled ?? canonicalOf(view)!
-    if (this.#span !== undefined) tm.tracer!.end(this.#span, result, entry.sensitive)
+    if (this.#span !== undefined) {
+      try {
+        tm.tracer!.end(this.#span, result, entry.sensitive)
+      } catch (err) {
+        tm.reportError(this.callId, entry.name, err)
+      }
+    }
     if (evidence !== undefined && this.#ran) this.#writeEvidence(evidence, result, durationMs)
     if (tm.hasListeners('call_end')) {
       const { startMs, endMs } = wallSpan(durationMs)
       const record = callRecord(this.callId, entry.name, result, startMs, endMs, this.#attemptNo, tm.canUndo(this.callId))
       tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
     }
-    if (this.#mode === 'view') {
-      this.#resolve(view)
-    } else {
-      this.#resolve({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
-    }
   }
 
   #writeEvidence(store: EvidenceStore, result: ToolResult, durationMs: number): void {
     const fail = (error: unknown): void =>
-      this.#tm.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: error instanceof Error ? error.message : String(error), error })
+      this.#tm.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: describeThrown(error).message, error })
     try {
       let raw: JsonValue | null = null
       try {
@@ -580,7 +749,7 @@ export class Call implements ToolContext {
         startedAt: new Date(startMs).toISOString(),
         endedAt: new Date(endMs).toISOString(),
       })
-      if (isThenable(written)) (written as Promise<void>).then(undefined, fail)
+      when(written, () => undefined, fail)
     } catch (err) {
       fail(err)
     }
@@ -593,7 +762,7 @@ export class Call implements ToolContext {
       if (next.#settled) continue
       entry.active++
       next.#running = true
-      next.#runBody()
+      next.#guarded(() => next.#runBody())
     }
   }
 }

@@ -263,8 +263,32 @@ async function tools(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): 
   return 0
 }
 
+/**
+ * A tool's own stray rejection (a promise it never handles) must not end `serve` or a
+ * `call`: it is noted on stderr (with its detail only under TOOLWIRE_DEBUG, as it may
+ * carry secrets) and otherwise ignored. The manager itself never leaves one.
+ */
+function ignoreUnhandledRejections(): void {
+  process.on('unhandledRejection', (reason: unknown) => {
+    let detail = ''
+    if (process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== '') {
+      try {
+        detail = `: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`
+      } catch {
+        detail = ': (unprintable)'
+      }
+    }
+    try {
+      process.stderr.write(`toolwire: ignored a promise rejection a tool left unhandled${detail}\n`)
+    } catch {
+      // stderr is gone: nothing to tell
+    }
+  })
+}
+
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith('/cli.js')
 if (isMain) {
+  ignoreUnhandledRejections()
   main(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }).then(
     (code) => {
       process.exitCode = code

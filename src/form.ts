@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { ok } from './helpers.js'
 import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
+import { toFrozenJson } from './json.js'
 import { isSensitive, REDACTED } from './redact.js'
 import type { FieldChange, JsonValue } from './types.js'
 
@@ -52,13 +53,15 @@ export function createFormTool(options: FormToolOptions): ToolDefinition<Record<
         continue
       }
       const hidden = isSensitive(field, extra)
+      // changes hold frozen copies: neither the store's live objects nor the caller's input
       const change: { path: string; before?: JsonValue; after?: JsonValue } = { path: pointer(field) }
-      if (Object.hasOwn(before, field)) change.before = hidden ? REDACTED : (before[field] as JsonValue)
-      change.after = hidden ? REDACTED : value
-      changes.push(change)
-      next[field] = value
+      if (Object.hasOwn(before, field)) change.before = hidden ? REDACTED : toFrozenJson(before[field])
+      change.after = hidden ? REDACTED : toFrozenJson(value)
+      changes.push(Object.freeze(change))
+      // the store gets its own (mutable) copy, not the caller's object
+      next[field] = structuredClone(toFrozenJson(value))
     }
-    return { next, changes, skipped }
+    return { next, changes: Object.freeze(changes) as readonly FieldChange[], skipped }
   }
   return {
     name: options.name,
@@ -66,7 +69,8 @@ export function createFormTool(options: FormToolOptions): ToolDefinition<Record<
     inputSchema: { type: 'object', additionalProperties: false, ...rest },
     hints: { idempotent: true, ...options.hints },
     sensitive: [...extra],
-    // with needsConfirmation, the confirmation shows the same changes the fill would make
+    // with needsConfirmation, the confirmation shows the same changes the fill would make,
+    // as a deeply frozen copy (mutating it cannot reach the store)
     async previewChanges(values: Record<string, JsonValue>) {
       return diff({ ...(await options.read()) }, values).changes
     },

@@ -8,7 +8,7 @@ import { BatchSink, Call, CONTINUE_CONFIRMED, newDiagnostics, outcomeOf, type Se
 import type { EvidenceStore } from './evidence.js'
 import { toFrozenJson } from './json.js'
 import { MetricsBuffer, type MetricsSnapshot } from './metrics.js'
-import { cancelledResult, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
+import { cancelledResult, describeThrown, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord, type CallRecord } from './record.js'
 import { refusalError, toolError, ToolResult } from './result.js'
@@ -87,6 +87,84 @@ export class ToolCallError extends Error {
 
 let managerSeq = 0
 const SLOTS = 4096
+
+/** The tool name a call's events and views use: the name, or a placeholder for a non-string. */
+function toolLabel(name: unknown): string {
+  return typeof name === 'string' ? name : `<${typeof name}>`
+}
+
+/** A refusal of call options that cannot be read or are malformed. */
+function badOptions(what: string): ToolResult {
+  return ToolResult.failed(refusalError('invalid_options', `The call options could not be read: ${what}`))
+}
+
+/**
+ * A plain frozen snapshot of the caller's options (each getter read once, here), or the
+ * refusal of options that throw or are malformed: `signal` an AbortSignal-like object,
+ * `callId` a string, `timeoutMs` a positive number.
+ */
+function readOptions(options: unknown): CallOptions | undefined | ToolResult {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object' && typeof options !== 'function') return badOptions('options must be an object')
+  let signal: unknown
+  let callId: unknown
+  let timeoutMs: unknown
+  try {
+    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown }
+    signal = o.signal
+    callId = o.callId
+    timeoutMs = o.timeoutMs
+  } catch {
+    return badOptions('options')
+  }
+  const out: { -readonly [K in keyof CallOptions]: CallOptions[K] } = {}
+  if (signal !== undefined) {
+    try {
+      const s = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown }
+      if (
+        typeof signal !== 'object' ||
+        signal === null ||
+        typeof s.aborted !== 'boolean' ||
+        typeof s.addEventListener !== 'function' ||
+        typeof s.removeEventListener !== 'function'
+      ) {
+        return badOptions('signal must be an AbortSignal')
+      }
+    } catch {
+      return badOptions('signal')
+    }
+    out.signal = signal as AbortSignal
+  }
+  if (callId !== undefined) {
+    if (typeof callId !== 'string') return badOptions('callId must be a string')
+    out.callId = callId
+  }
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) return badOptions('timeoutMs must be a positive number')
+    out.timeoutMs = timeoutMs
+  }
+  return Object.freeze(out)
+}
+
+/** One `callMany` entry, each field read once. */
+interface BatchEntry {
+  readonly name: unknown
+  readonly args: unknown
+  readonly input: unknown
+  readonly options: unknown
+}
+
+/** Reads entry `i` of a `callMany` list; `undefined` when the entry or one of its fields throws. */
+function readBatchEntry(calls: readonly unknown[], i: number): BatchEntry | undefined {
+  try {
+    const c = calls[i] as { name?: unknown; args?: unknown; input?: unknown; options?: unknown } | null | undefined
+    if (typeof c !== 'object' || c === null) return { name: undefined, args: undefined, input: undefined, options: undefined }
+    const args = c.args
+    return { name: c.name, args, input: args === undefined ? c.input : undefined, options: c.options }
+  } catch {
+    return undefined
+  }
+}
 
 /** One call of a `callMany` batch: `args` is JSON text (as models send it) or `input` an object. */
 export type BatchCall =
@@ -234,47 +312,75 @@ export class ToolManager {
    * views in order. Each call behaves exactly as `call`/`callJson`; never rejects.
    */
   callMany(calls: readonly BatchCall[]): Promise<readonly CallResult[]> {
-    if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
-    const sink = new BatchSink(calls.length)
-    for (let i = 0; i < calls.length; i++) {
-      const c = calls[i] as BatchCall | undefined
+    // the list and each entry are read once, here: a getter or a Proxy that throws refuses that entry only
+    let entries: (BatchEntry | undefined)[]
+    try {
+      if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
+      const n: unknown = calls.length
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return Promise.resolve(Object.freeze([]))
+      entries = new Array<BatchEntry | undefined>(n)
+      for (let i = 0; i < n; i++) entries[i] = readBatchEntry(calls, i)
+    } catch {
+      return Promise.resolve(Object.freeze([]))
+    }
+    const sink = new BatchSink(entries.length)
+    for (let i = 0; i < entries.length; i++) {
+      const c = entries[i]
       try {
-        this.dispatchInto(sink, i, c)
+        if (c === undefined) {
+          sink.put(i, this.earlyView('<unreadable>', undefined, ToolResult.failed(refusalError('invalid_call', 'This call could not be read'))))
+        } else {
+          this.dispatchInto(sink, i, c)
+        }
       } catch (err) {
-        this.settleEarly(String(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err).then((v) => sink.put(i, v))
+        sink.put(i, this.earlyView(toolLabel(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
       }
     }
     return sink.promise
   }
 
-  private dispatchInto(sink: BatchSink, index: number, c: BatchCall | undefined): void {
-    const input = c?.args !== undefined ? parseArgs(c.args) : c?.input
-    const admitted = input instanceof ToolResult ? { result: input, options: c?.options } : this.admit(c?.name as string, input, c?.options, 'view')
+  private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
+    const input = c.args !== undefined ? parseArgs(c.args) : c.input
+    let admitted: ReturnType<ToolManager['admitChecked']>
+    if (input instanceof ToolResult) {
+      const opts = readOptions(c.options)
+      admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
+    } else {
+      admitted = this.admitChecked(c.name, input, c.options, 'view')
+    }
     if (admitted instanceof Call) admitted.startInto(sink, index)
-    else sink.put(index, this.earlyView(String(c?.name), admitted.options, admitted.result))
+    else sink.put(index, this.earlyView(toolLabel(c.name), admitted.options, admitted.result))
   }
 
   /**
-   * Calls a tool with the arguments as JSON text, as models send them. Never rejects.
+   * Calls a tool with the arguments as JSON text, as models send them. Never throws or rejects.
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
-    const input = parseArgs(argsText)
-    return input instanceof ToolResult ? this.settleEarly(name, options, input) : this.call(name, input, options)
+    try {
+      const input = parseArgs(argsText)
+      if (!(input instanceof ToolResult)) return this.call(name, input, options)
+      const opts = readOptions(options)
+      return this.settleEarly(toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
+    } catch (err) {
+      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+    }
   }
 
   /**
-   * Calls a tool. Resolves to a frozen application view; never throws or rejects.
+   * Calls a tool. Resolves to a frozen application view; never throws or rejects. A name
+   * that is not a string is refused `unknown_tool`; options that throw or are malformed are
+   * refused `invalid_options`.
    */
   call(name: string, input: unknown, options?: CallOptions): Promise<CallResult> {
     try {
       return this.dispatch(name, input, options)
     } catch (err) {
       // a bug in the runtime itself still gives a result
-      return this.settleEarly(String(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
     }
   }
 
-  /** Cancels an in-flight call as the operator. Returns whether a call was stopped. */
+  /** Cancels an in-flight call as the operator. Returns whether a call was stopped. Only the exact call id matches. */
   cancel(callId: string): boolean {
     const call = this.inflightCall(callId)
     if (call === undefined) return false
@@ -287,17 +393,23 @@ export class ToolManager {
    * the outcome also arrives as a `confirmation` event. Never rejects.
    */
   confirm(confirmId: string, decision: { readonly approve: boolean }): Promise<CallResult> {
+    let approve: boolean
+    try {
+      approve = decision?.approve === true
+    } catch (err) {
+      // a decision that cannot be read answers nothing: the confirmation stays open
+      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError('invalid_decision', 'The decision could not be read')), err)
+    }
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
     if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
     const p = parked!
     p.used = true
-    const outcome =
-      decision?.approve === true
-        ? new Call(this, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
-        : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
+    const outcome = approve
+      ? new Call(this, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
+      : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
     return (outcome as Promise<CallResult>).then((view) => {
-      this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: decision?.approve === true, result: view })
+      this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
       return view
     })
   }
@@ -406,10 +518,16 @@ export class ToolManager {
   }
 
   private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
-    const admitted = this.admit(name, input, options, 'settlement')
+    let admitted: ReturnType<ToolManager['admitChecked']>
+    try {
+      admitted = this.admitChecked(name, input, options, 'settlement')
+    } catch (err) {
+      this.reportError('', toolLabel(name), err)
+      admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
+    }
     if (admitted instanceof Call) return admitted.start() as Promise<Settlement>
     const { result } = admitted
-    return this.settleEarly(String(name), admitted.options, result).then((view) => ({
+    return this.settleEarly(toolLabel(name), admitted.options, result).then((view) => ({
       view,
       result,
       raw: undefined,
@@ -452,10 +570,25 @@ export class ToolManager {
   }
 
   private dispatch(name: string, input: unknown, options: CallOptions | undefined): Promise<CallResult> {
-    const admitted = this.admit(name, input, options, 'view')
+    const admitted = this.admitChecked(name, input, options, 'view')
     return admitted instanceof Call
       ? (admitted.start() as Promise<CallResult>)
-      : this.settleEarly(String(name), admitted.options, admitted.result)
+      : this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+  }
+
+  /** `admit` for what a caller passed: a name that is not a string and unreadable options are refused first. */
+  private admitChecked(
+    name: unknown,
+    input: unknown,
+    options: unknown,
+    mode: 'view' | 'settlement',
+  ): Call | { readonly result: ToolResult; readonly options: CallOptions | undefined } {
+    const opts = readOptions(options)
+    if (opts instanceof ToolResult) return { result: opts, options: undefined }
+    if (typeof name !== 'string') {
+      return { result: ToolResult.failed(refusalError('unknown_tool', 'The tool name must be a string')), options: opts }
+    }
+    return this.admit(name, input, opts, mode)
   }
 
   /**
@@ -476,7 +609,7 @@ export class ToolManager {
     if (issues !== undefined) return { result: ToolResult.failed(invalidError(issues)), options }
     const seq = options?.callId === undefined ? ++this.seq : 0
     const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
-    if (seq === 0 && (typeof callId !== 'string' || this.inflightCall(callId) !== undefined)) {
+    if (seq === 0 && this.inflightCall(callId) !== undefined) {
       const duplicate = refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)
       return { result: ToolResult.failed(duplicate), options: undefined }
     }
@@ -488,44 +621,51 @@ export class ToolManager {
     return Promise.resolve(this.earlyView(tool, options, result, bug))
   }
 
+  /** The view of a call that settled before its body could run. `options` are a snapshot from `readOptions`. Never throws. */
   private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
     const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
-    if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
-    if (this.tracer !== undefined) {
-      const entry = this.tools.get(tool)
-      const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined)
-      if (span !== undefined) this.tracer.end(span, result, undefined)
-    }
-    if (bug !== undefined) this.reportError(callId, tool, bug)
     const view = viewOf(result, callId)
-    const entry = this.tools.get(tool)
-    if (entry !== undefined) {
-      // counted as started too, so the in-flight gauge is left as it was
-      this.metricsBuffer.started(entry.metricsId)
-      this.metricsBuffer.settled(entry.metricsId, result, 0)
-    }
-    if (this.listeners.call_end !== undefined) {
-      const now = Date.now()
-      const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))
-      this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record })
+    try {
+      if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
+      if (this.tracer !== undefined) {
+        const entry = this.tools.get(tool)
+        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined)
+        if (span !== undefined) this.tracer.end(span, result, undefined)
+      }
+      if (bug !== undefined) this.reportError(callId, tool, bug)
+      const entry = this.tools.get(tool)
+      if (entry !== undefined) {
+        // counted as started too, so the in-flight gauge is left as it was
+        this.metricsBuffer.started(entry.metricsId)
+        this.metricsBuffer.settled(entry.metricsId, result, 0)
+      }
+      if (this.listeners.call_end !== undefined) {
+        const now = Date.now()
+        const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))
+        this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record })
+      }
+    } catch (err) {
+      // bookkeeping never keeps a call from settling
+      if (err !== bug) this.reportError(callId, tool, err)
     }
     return view
   }
 
-  /** @internal */
+  /** @internal Emits `error` with what was thrown. Never throws, whatever `error` is. */
   reportError(callId: string, tool: string, error: unknown): void {
     if (this.listeners.error === undefined) return
-    const message = error instanceof Error ? error.message : String(error)
-    const stack = error instanceof Error ? error.stack : undefined
+    const { message, stack } = describeThrown(error)
     this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
   }
 
+  /** The in-flight call with exactly this id. */
   private inflightCall(callId: string): Call | undefined {
     if (typeof callId !== 'string') return undefined
     if (callId.startsWith(this.idPrefix)) {
       const seq = Number(callId.slice(this.idPrefix.length))
-      const call = Number.isInteger(seq) ? this.slots[seq & (SLOTS - 1)] : undefined
-      if (call !== undefined && Call.seqOf(call) === seq) return call
+      const call = Number.isSafeInteger(seq) && seq > 0 ? this.slots[seq & (SLOTS - 1)] : undefined
+      // '0x1', '1.0' or ' 1' parse to the same number as '1': only the exact id matches
+      if (call !== undefined && Call.seqOf(call) === seq && call.callId === callId) return call
     }
     return this.inflight.get(callId)
   }

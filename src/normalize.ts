@@ -5,6 +5,7 @@
  */
 import { toFrozenJson } from './json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
+import { redactChanges } from './redact.js'
 import { refusalError, toolError, ToolResult } from './result.js'
 import type { ContentPart, JsonValue, PendingRequest } from './types.js'
 import type { Issue } from './validate.js'
@@ -13,9 +14,108 @@ import type { CancelledBy } from './view.js'
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'
 
-/** Whether `v` is a promise or another thenable. */
-export const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
+/** Whether `v` is a promise or another thenable. A `then` getter that throws counts as a thenable (that rejects). */
+export const isThenable = (v: unknown): v is PromiseLike<unknown> => {
+  if (typeof v !== 'object' || v === null) return false
+  try {
+    return typeof (v as { then?: unknown }).then === 'function'
+  } catch {
+    return true
+  }
+}
+
+/** How deep a thenable may resolve to another thenable before `when` gives up. */
+const MAX_THENABLE_DEPTH = 8
+
+/**
+ * Calls `onValue` with `value`, or, when `value` is a thenable, with what it settles as
+ * (following thenables that resolve to thenables, a few levels deep); calls `onError`
+ * with a rejection, a throwing `then` getter or a `then` that throws. Exactly one of the
+ * two is called, at most once, however the thenable behaves: a hostile `then` that calls
+ * both, or one twice, is heard once. A plain value is handled synchronously. The callbacks
+ * must not throw.
+ */
+export function when(value: unknown, onValue: (v: unknown) => void, onError: (e: unknown) => void, depth = 0): void {
+  if (typeof value !== 'object' || value === null) return onValue(value)
+  let then: unknown
+  try {
+    then = (value as { then?: unknown }).then
+  } catch (err) {
+    return onError(err)
+  }
+  if (typeof then !== 'function') return onValue(value)
+  if (depth >= MAX_THENABLE_DEPTH) return onError(new TypeError('toolwire: a thenable resolved to thenables too deeply'))
+  let done = false
+  const resolve = (v: unknown): void => {
+    if (done) return
+    done = true
+    when(v, onValue, onError, depth + 1)
+  }
+  const reject = (e: unknown): void => {
+    if (done) return
+    done = true
+    onError(e)
+  }
+  try {
+    ;(then as (this: unknown, ok: (v: unknown) => void, bad: (e: unknown) => void) => unknown).call(value, resolve, reject)
+  } catch (err) {
+    reject(err)
+  }
+}
+
+/** A string for any value, without letting a hostile `toString`, getter or Proxy throw. */
+export function safeString(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'symbol') return Symbol.prototype.toString.call(value)
+  try {
+    return String(value)
+  } catch {
+    try {
+      return Object.prototype.toString.call(value)
+    } catch {
+      return '[unprintable value]'
+    }
+  }
+}
+
+/**
+ * The message (and stack, for an Error) of a thrown value, for `error` events. Never
+ * throws: a getter that throws, a revoked Proxy or an object without a prototype gives
+ * a placeholder instead.
+ */
+export function describeThrown(error: unknown): { readonly message: string; readonly stack?: string } {
+  let isError = false
+  try {
+    isError = error instanceof Error
+  } catch {
+    isError = false
+  }
+  if (!isError) return { message: safeString(error) }
+  let message: string
+  try {
+    const m: unknown = (error as Error).message
+    message = typeof m === 'string' ? m : safeString(m)
+  } catch {
+    message = '[unreadable error message]'
+  }
+  try {
+    const stack: unknown = (error as Error).stack
+    if (typeof stack === 'string') return { message, stack }
+  } catch {
+    // no stack then
+  }
+  return { message }
+}
+
+/** Reads `obj[key]` of a value a tool produced; a throwing getter or a revoked Proxy gives `undefined`. */
+export function safeGet(obj: unknown, key: string): unknown {
+  if (typeof obj !== 'object' || obj === null) return undefined
+  try {
+    return (obj as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
+}
 
 /** Parses model-sent argument text; malformed text gives the `invalid` result instead. */
 export function parseArgs(argsText: unknown): unknown {
@@ -39,12 +139,33 @@ export function cancelledResult(by: CancelledBy): ToolResult {
   return ToolResult.failed(toolError('cancelled', `The call was cancelled (${by})`, { details: { by } }))
 }
 
-/** Turns whatever a body returned into the canonical result. */
-export function normalizeReturn(value: unknown, untrusted: boolean): ToolResult {
+/**
+ * Turns whatever a body returned into the canonical result. The changes of a pending
+ * confirmation are redacted (`sensitive` besides the default names).
+ * @throws when the value cannot be read or carried; the caller settles the call as an error.
+ */
+export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: ReadonlySet<string>): ToolResult {
   if (isHelperResult(value)) return fromHelper(value).withUntrusted(untrusted)
-  if (value instanceof ToolResult) return untrusted && !value.isUntrusted() ? value.withUntrusted(true) : value
-  if (isModelResult(value)) return fromModelResult(value).withUntrusted(untrusted)
+  if (value instanceof ToolResult) return redactPending(untrusted && !value.isUntrusted() ? value.withUntrusted(true) : value, sensitive)
+  if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
   return ToolResult.fromData(toFrozenJson(value), undefined, untrusted)
+}
+
+/**
+ * A pending result whose request lists changes, with those changes redacted (in the
+ * request and in a `metadata.pending` copy of it); any other result as it is.
+ */
+export function redactPending(result: ToolResult, sensitive: ReadonlySet<string> | undefined): ToolResult {
+  const request = result.pendingRequest()
+  if (request === undefined || request.changes === undefined) return result
+  const safe: PendingRequest = Object.freeze({ ...request, changes: redactChanges(request.changes, sensitive) })
+  let out = ToolResult.pending(safe).withOutput(result.output()).withUntrusted(result.isUntrusted())
+  const metadata = result.metadata()
+  if (metadata !== undefined) {
+    const pending = metadata.pending
+    out = out.withMetadata(typeof pending === 'object' && pending !== null && !Array.isArray(pending) ? { ...metadata, pending: safe as unknown as JsonValue } : metadata)
+  }
+  return out
 }
 
 /** The canonical result of a helper result. */

@@ -1,5 +1,9 @@
-/** Redaction of sensitive fields: `password`, names starting `cc-`, and names the app declares. */
-import type { JsonValue } from './types.js'
+/**
+ * Redaction of sensitive fields: `password`, names starting `cc-`, and names the app
+ * declares. Redaction works on a value's JSON form (after `toJSON`), so a secret that a
+ * `toJSON()` puts under a sensitive name is redacted like any other.
+ */
+import type { FieldChange, JsonValue } from './types.js'
 
 /** What a redacted value shows. */
 export const REDACTED = '[redacted]'
@@ -10,15 +14,105 @@ export function isSensitive(name: string, extra: ReadonlySet<string> | undefined
   return lower === 'password' || lower.startsWith('cc-') || (extra !== undefined && extra.has(name))
 }
 
-/** A deep copy of `value` with every sensitive field's value replaced by `'[redacted]'`. */
-export function redact(value: unknown, extra?: ReadonlySet<string>): JsonValue {
-  if (Array.isArray(value)) return value.map((v) => redact(v, extra))
-  if (typeof value !== 'object' || value === null) return (value ?? null) as JsonValue
-  const out: Record<string, JsonValue> = {}
-  for (const [k, v] of Object.entries(value)) {
-    const item = isSensitive(k, extra) ? REDACTED : redact(v, extra)
-    if (k === '__proto__') Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true })
-    else out[k] = item
+/**
+ * Whether a change path names a sensitive field in any segment. Segments are split at `/`
+ * (a JSON Pointer, `~1` and `~0` unescaped) and at `.` (a dotted path), so
+ * `/user/password`, `user.password` and `/cards/0/cc-number` are all sensitive.
+ */
+export function isSensitivePath(path: string, extra: ReadonlySet<string> | undefined): boolean {
+  for (const raw of path.split(/[/.]/)) {
+    if (raw === '') continue
+    const segment = raw.includes('~') ? raw.replace(/~1/g, '/').replace(/~0/g, '~') : raw
+    if (isSensitive(segment, extra) || isSensitive(raw, extra)) return true
   }
+  return false
+}
+
+const { getPrototypeOf, keys } = Object
+
+function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefined, stack: object[]): JsonValue | undefined {
+  let value = input
+  if (
+    ((typeof value === 'object' && value !== null) || typeof value === 'bigint') &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  ) {
+    value = (value as { toJSON(key: string): unknown }).toJSON(key)
+  }
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) ? value : null
+    case 'bigint':
+      throw new TypeError('a BigInt has no JSON form')
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined
+  }
+  if (value === null) return null
+  const obj = value as object
+  const proto = getPrototypeOf(obj)
+  if (proto !== Object.prototype && proto !== Array.prototype && (obj instanceof Number || obj instanceof String || obj instanceof Boolean)) {
+    return walk(key, obj.valueOf(), extra, stack)
+  }
+  if (stack.includes(obj)) throw new TypeError('a cycle has no JSON form')
+  stack.push(obj)
+  let out: JsonValue
+  if (Array.isArray(obj)) {
+    const arr: JsonValue[] = new Array<JsonValue>(obj.length)
+    for (let i = 0; i < arr.length; i++) arr[i] = walk(String(i), (obj as unknown[])[i], extra, stack) ?? null
+    out = Object.freeze(arr)
+  } else {
+    const copy: Record<string, JsonValue> = {}
+    for (const k of keys(obj)) {
+      // a sensitive field's value is never read: its getter or toJSON cannot leak it
+      const item = isSensitive(k, extra) ? REDACTED : walk(k, (obj as Record<string, unknown>)[k], extra, stack)
+      if (item === undefined) continue
+      if (k === '__proto__') Object.defineProperty(copy, k, { value: item, enumerable: true, writable: true, configurable: true })
+      else copy[k] = item
+    }
+    out = Object.freeze(copy)
+  }
+  stack.pop()
   return out
+}
+
+/**
+ * A deeply frozen copy of `value`'s JSON form (as `JSON.stringify` would see it: `toJSON`
+ * applied, functions and `undefined` dropped) with every sensitive field's value replaced
+ * by `'[redacted]'`. Never throws: a value with no JSON form (a cycle, a BigInt, a
+ * throwing getter or `toJSON`, a revoked Proxy) is shown as `'[redacted]'` as a whole.
+ */
+export function redact(value: unknown, extra?: ReadonlySet<string>): JsonValue {
+  try {
+    return walk('', value, extra, []) ?? null
+  } catch {
+    return REDACTED
+  }
+}
+
+/**
+ * A deeply frozen, redacted copy of a list of field changes: `before`/`after` are
+ * `'[redacted]'` when the path names a sensitive field (any segment), and otherwise
+ * redacted copies of their JSON form. `before`/`after` absent (or `undefined`) stay absent.
+ * @throws TypeError when `list` is not an array of `{ path: string }` objects.
+ */
+export function redactChanges(list: unknown, extra: ReadonlySet<string> | undefined): readonly FieldChange[] {
+  if (!Array.isArray(list)) throw new TypeError('toolwire: changes must be an array')
+  const n = list.length
+  const out: FieldChange[] = []
+  for (let i = 0; i < n; i++) {
+    const c: unknown = list[i]
+    if (typeof c !== 'object' || c === null) throw new TypeError(`toolwire: changes[${i}] must be an object`)
+    const { path, before, after } = c as { path?: unknown; before?: unknown; after?: unknown }
+    if (typeof path !== 'string') throw new TypeError(`toolwire: changes[${i}].path must be a string`)
+    const hidden = isSensitivePath(path, extra)
+    const change: { -readonly [K in keyof FieldChange]: FieldChange[K] } = { path }
+    if (before !== undefined) change.before = hidden ? REDACTED : redact(before, extra)
+    if (after !== undefined) change.after = hidden ? REDACTED : redact(after, extra)
+    out.push(Object.freeze(change))
+  }
+  return Object.freeze(out)
 }

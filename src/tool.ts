@@ -62,9 +62,9 @@ export interface ToolDefinition<I = Record<string, unknown>> {
   readonly permission?: PermissionHook
   /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
   readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
-  /** The human summary of a confirmation (default: "Run <name> with <input>", sensitive fields redacted). */
-  summarize?(input: I): string
-  /** The changes a confirmed call would make, when known. */
+  /** The human summary of a confirmation (default: "Run <name> with <input's JSON form>", sensitive fields redacted). */
+  summarize?(input: I): string | Promise<string>
+  /** The changes a confirmed call would make, when known. Shown as a frozen copy, values under sensitive paths redacted. */
   previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
   /** Continues a suspended call: gets the answer given to `tm.resume(requestId, answer)`. */
   resume?(answer: unknown, input: I, ctx: ToolContext): unknown
