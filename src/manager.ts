@@ -514,7 +514,7 @@ export class ToolManager {
     options?: CallOptions,
   ): Promise<{ readonly result: unknown; readonly outcome: ToolExecutionOutcome; readonly diagnostics: OutcomeDiagnostics }> {
     const s = await this.settle(name, args, options)
-    return { result: s.raw, outcome: outcomeOf(s, name), diagnostics: s.diagnostics }
+    return { result: s.raw, outcome: outcomeOf(s, toolLabel(name)), diagnostics: s.diagnostics }
   }
 
   private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {

@@ -44,7 +44,12 @@ export type PermissionHook = (
 /** A JSON Schema (draft 2020-12 unless `$schema` says draft-07). */
 export type JsonSchema = { readonly [key: string]: unknown } | boolean
 
-/** Per-tool concurrency: at most `limit` bodies run at once; up to `queue` more wait. */
+/**
+ * Per-tool concurrency: at most `limit` bodies run at once; up to `queue` more wait. A body
+ * runs until it returns or its promise settles, even after its call settled (cancelled or
+ * timed out): it keeps its slot until then, so a body that ignores its signal and never
+ * settles holds its slot for good (calls behind it wait, and end by their own timeout).
+ */
 export interface ConcurrencyOptions {
   readonly limit: number
   readonly queue?: number
@@ -88,10 +93,15 @@ export interface RetryOptions {
   readonly maxMs?: number
 }
 
-/** Options of one call. */
+/**
+ * Options of one call. They are read once, when the call is made; options that throw when
+ * read, or that are malformed, refuse the call with code `invalid_options`.
+ */
 export interface CallOptions {
   readonly signal?: AbortSignal
+  /** The call's id (default: generated). `tm.cancel` matches it exactly. */
   readonly callId?: string
+  /** A positive number of milliseconds; one beyond 2^31 - 1 (what a timer can hold) never fires. */
   readonly timeoutMs?: number
 }
 

@@ -449,6 +449,52 @@ describe('tm.call, callJson, callMany and friends never throw synchronously', ()
     expect(await tm.call('t', {}, { timeoutMs: 5000 })).toMatchObject({ status: 'ok' })
   })
 
+  it('hostile inputs (revoked Proxy, throwing getters, toJSON, cycles) settle with evidence and every listener on', async () => {
+    const records: EvidenceRecord[] = []
+    const tm = new ToolManager({ evidence: { append: (r) => void records.push(r), readAll: async () => records } })
+    tm.on('error', (e) => void e.message)
+    tm.on('call_end', (e) => JSON.stringify(e.record))
+    tm.register({ name: 'any', inputSchema: {}, concurrency: 1, run: (input: unknown) => input })
+    tm.register({
+      name: 'typed',
+      inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+      concurrency: 1,
+      needsConfirmation: true,
+      run: () => 1,
+    })
+    const cyclic: Record<string, unknown> = { password: 'hunter2' }
+    cyclic.self = cyclic
+    const inputs = [
+      revoked(),
+      new Proxy({}, { get: () => throwing('get'), ownKeys: () => throwing('ownKeys'), getPrototypeOf: () => throwing('proto') }),
+      Object.defineProperty({}, 'a', { get: () => throwing('a'), enumerable: true }),
+      { toJSON: () => throwing('toJSON') },
+      cyclic,
+      { big: 1n },
+    ]
+    for (const input of inputs) {
+      for (const name of ['any', 'typed']) {
+        let p!: Promise<CallResult>
+        expect(() => (p = tm.call(name, input))).not.toThrow()
+        const view = await p
+        expect(typeof view.status).toBe('string')
+        expect(JSON.stringify(view)).not.toContain('hunter2')
+        const [many] = await tm.callMany([{ name, input }])
+        expect(typeof many!.status).toBe('string')
+      }
+    }
+    expect(JSON.stringify(records)).not.toContain('hunter2')
+    expect(await tm.call('any', { fine: true }, { timeoutMs: 5000 })).toMatchObject({ status: 'ok' })
+    expect(tm.metrics().tools.every((m) => m.in_flight === 0)).toBe(true)
+  })
+
+  it('executeWithOutcome with a name that is not a string reports a string tool', async () => {
+    const tm = fresh()
+    const out = await tm.executeWithOutcome(hostileName as never, {})
+    expect(out.outcome).toMatchObject({ status: 'denied', tool: '<object>' })
+    await expect(tm.execute(hostileName as never, {})).rejects.toMatchObject({ name: 'ToolCallError' })
+  })
+
   it('confirm, resume, undo and cancel with hostile arguments never throw', async () => {
     const tm = fresh()
     tm.register({ name: 'c', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => 1 })
