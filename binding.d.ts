@@ -52,6 +52,8 @@ export interface BindingCoreTables {
   dispositions: Array<BindingDisposition>
   errorKinds: Array<BindingErrorKind>
   pendingKinds: Array<string>
+  /** The deepest nesting a JSON value inside a result may have (`toolwire::MAX_VALUE_DEPTH`). */
+  maxValueDepth: number
 }
 
 /** One disposition: its wire `status` and its telemetry `status_name`. */

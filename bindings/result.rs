@@ -25,6 +25,8 @@ pub struct BindingCoreTables {
     pub dispositions: Vec<BindingDisposition>,
     pub error_kinds: Vec<BindingErrorKind>,
     pub pending_kinds: Vec<String>,
+    /// The deepest nesting a JSON value inside a result may have (`toolwire::MAX_VALUE_DEPTH`).
+    pub max_value_depth: u32,
 }
 
 /// The core's wire version, dispositions, error kinds and pending kinds.
@@ -61,6 +63,7 @@ pub fn core_tables() -> BindingCoreTables {
         .into_iter()
         .map(|kind| kind.as_str().to_owned())
         .collect(),
+        max_value_depth: toolwire::MAX_VALUE_DEPTH as u32,
     }
 }
 

@@ -3,8 +3,31 @@
  * `Date` becomes its ISO string), drops what JSON drops, rejects what JSON cannot
  * carry (BigInt, cycles, a bare function) and returns a deeply frozen copy whose
  * own keys, `__proto__` included, are plain data.
+ *
+ * The copy is also what the wire can carry (docs/wire-format.md, "Strings and nesting"):
+ * every string and key is well-formed Unicode (a lone surrogate becomes U+FFFD, as
+ * `String.prototype.toWellFormed` does) and no array or object nests deeper than the
+ * core's `MAX_VALUE_DEPTH` (a deeper value is rejected).
  */
+import { coreTables } from './native.js'
 import type { JsonValue } from './types.js'
+
+/** The deepest nesting of arrays and objects a value in a result may have (the core's `MAX_VALUE_DEPTH`). */
+export const MAX_VALUE_DEPTH: number = coreTables().maxValueDepth
+
+interface WellFormedString {
+  isWellFormed(): boolean
+  toWellFormed(): string
+}
+
+/**
+ * `text` as well-formed Unicode: each lone surrogate replaced by U+FFFD. UTF-8, and so
+ * the core and every wire, cannot carry a lone surrogate.
+ */
+export function wellFormed(text: string): string {
+  const s = text as unknown as WellFormedString
+  return s.isWellFormed() ? text : s.toWellFormed()
+}
 
 /** Thrown inside the runtime when a value has no JSON form; never escapes `tm.call`. */
 export class NotJsonError extends TypeError {
@@ -32,6 +55,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
   }
   switch (typeof value) {
     case 'string':
+      return wellFormed(value)
     case 'boolean':
       return value
     case 'number':
@@ -50,6 +74,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     return walk(key, obj.valueOf(), stack)
   }
   if (stack.includes(obj)) throw new NotJsonError(`a cycle at ${pointer(stack, key)} has no JSON form`)
+  if (stack.length >= MAX_VALUE_DEPTH) throw new NotJsonError(`a value nested deeper than ${MAX_VALUE_DEPTH} levels has no wire form`)
   stack.push(obj)
   let out: JsonValue
   if (Array.isArray(obj)) {
@@ -59,7 +84,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
       const arr: JsonValue[] = new Array(obj.length)
       for (let i = 0; i < obj.length; i++) {
         const v: unknown = obj[i]
-        const item = typeof v === 'string' || typeof v === 'boolean' ? v : walk(String(i), v, stack)
+        const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(String(i), v, stack)
         arr[i] = item === undefined ? null : item
       }
       out = Object.freeze(arr)
@@ -69,8 +94,8 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     for (const k in obj) {
       if (!hasOwn(obj, k)) continue
       const v: unknown = (obj as Record<string, unknown>)[k]
-      const item = typeof v === 'string' || typeof v === 'boolean' ? v : walk(k, v, stack)
-      if (item !== undefined) setOwn(copy, k, item)
+      const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
+      if (item !== undefined) setOwn(copy, wellFormed(k), item)
     }
     out = Object.freeze(copy)
   }
@@ -83,13 +108,15 @@ function pointer(stack: unknown[], key: string): string {
 }
 
 /**
- * The value as `JSON.parse(JSON.stringify(value))` would give it, deeply frozen.
- * A top-level `undefined` (a tool that returns nothing) becomes `null`.
- * @throws NotJsonError when JSON cannot carry the value.
+ * The value as `JSON.parse(JSON.stringify(value))` would give it, deeply frozen, with
+ * lone surrogates replaced by U+FFFD. A top-level `undefined` (a tool that returns
+ * nothing) becomes `null`.
+ * @throws NotJsonError when JSON cannot carry the value, or it nests deeper than `MAX_VALUE_DEPTH`.
  */
 export function toFrozenJson(value: unknown): JsonValue {
   switch (typeof value) {
     case 'string':
+      return wellFormed(value)
     case 'boolean':
       return value
     case 'number':

@@ -4,8 +4,8 @@
  * uses (the untrusted-content delimiter, public-safe texts, part descriptions).
  */
 import { refusalError, toolError, ToolResult } from './result.js'
-import type { ContentPart, JsonValue, PendingRequest } from './types.js'
-import { canonicalOf, type CallResult } from './view.js'
+import type { ContentPart, Disposition, JsonValue, PendingRequest } from './types.js'
+import { canonicalOf, isSkippedView, modelTextOf, pendingText, plainTextOf, type CallResult } from './view.js'
 
 /** App-only metadata of a model view. `pending` is the reserved key of a suspension. */
 export interface ModelViewMetadata {
@@ -49,9 +49,84 @@ export function wrapUntrusted(text: string): string {
 }
 
 /**
+ * What every renderer reads of one result, from a canonical result or from an
+ * application view alone (a live one, or a copy made by JSON or `structuredClone`).
+ * @internal
+ */
+export interface ModelSource {
+  readonly disposition: Disposition
+  /** The model-visible text before untrusted wrapping. */
+  readonly text: string
+  readonly parts: readonly ContentPart[] | undefined
+  readonly untrusted: boolean
+  /** The structured value of a success (MCP `structuredContent`). */
+  readonly structured: JsonValue | undefined
+  readonly metadata: { readonly [key: string]: JsonValue } | undefined
+  readonly pending: PendingRequest | undefined
+}
+
+/** The source of a canonical result, a live view (its canonical result) or a copied view (its own fields). */
+export function sourceOf(input: ResultLike): ModelSource {
+  const result = input instanceof ToolResult ? input : canonicalOf(input)
+  if (result !== undefined) {
+    const pending = result.pendingRequest()
+    return {
+      disposition: result.disposition(),
+      text: plainTextOf(result),
+      parts: result.parts(),
+      untrusted: result.isUntrusted(),
+      structured: result.isSuccess() ? result.data() : undefined,
+      metadata: result.metadata(),
+      pending,
+    }
+  }
+  return viewSource(input as CallResult<unknown>)
+}
+
+const DISPOSITION_OF_STATUS: { readonly [status: string]: Disposition | undefined } = {
+  ok: 'success',
+  invalid: 'error',
+  cancelled: 'error',
+  error: 'error',
+  refused: 'refused',
+  needs_confirmation: 'pending',
+  pending: 'pending',
+}
+
+function viewSource(view: CallResult<unknown>): ModelSource {
+  if (typeof view !== 'object' || view === null) throw new TypeError('toolwire: not a ToolResult or an application view')
+  const disposition = isSkippedView(view) ? 'skipped' : DISPOSITION_OF_STATUS[(view as { status?: unknown }).status as string]
+  if (disposition === undefined) throw new TypeError('toolwire: not a ToolResult or an application view')
+  let structured: JsonValue | undefined
+  if (view.status === 'ok') {
+    // with modelText, data is the structured value even when it is a string
+    structured = view.modelText !== undefined || typeof view.data !== 'string' ? ((view.data ?? null) as JsonValue) : undefined
+  }
+  let pending: PendingRequest | undefined
+  if (view.status === 'pending') pending = view.request
+  if (view.status === 'needs_confirmation') {
+    pending =
+      view.changes === undefined
+        ? { id: view.confirmId, kind: 'confirmation', summary: view.summary }
+        : { id: view.confirmId, kind: 'confirmation', summary: view.summary, changes: view.changes }
+  }
+  return {
+    disposition,
+    text: modelTextOf(view),
+    parts: view.parts !== undefined && view.parts.length > 0 ? view.parts : undefined,
+    untrusted: view.untrusted === true,
+    structured,
+    metadata: undefined,
+    pending,
+  }
+}
+
+/**
  * The canonical result behind `input`: itself for a `ToolResult`, `canonicalOf(view)`
- * for an application view, or one rebuilt from the view when it has none (for example
- * a view that was structured-cloned across a worker boundary).
+ * for an application view, or one rebuilt from the view's own fields when it has none
+ * (for example a view that was structured-cloned across a worker boundary, or saved as
+ * JSON). A rebuilt result renders as the original did; app-only details and metadata
+ * stay with the original.
  */
 export function toCanonical(input: ResultLike): ToolResult {
   if (input instanceof ToolResult) return input
@@ -59,92 +134,42 @@ export function toCanonical(input: ResultLike): ToolResult {
 }
 
 function fromView(view: CallResult<unknown>): ToolResult {
+  const source = viewSource(view)
+  const output = { text: source.text, ...(source.parts === undefined ? {} : { parts: source.parts }) }
+  let result: ToolResult
   switch (view.status) {
-    case 'ok': {
-      const data = view.data
-      if (typeof data === 'string') return ToolResult.success(data)
-      const structured = JSON.parse(JSON.stringify(data ?? null)) as JsonValue
-      return ToolResult.success({ text: JSON.stringify(structured), structured })
-    }
-    case 'invalid': {
-      const summary = view.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')
-      return ToolResult.failed(toolError('invalid_args', `Invalid arguments: ${summary}`))
-    }
+    case 'ok':
+      result = ToolResult.success(source.structured === undefined ? output : { ...output, structured: source.structured })
+      break
+    case 'invalid':
+      result = ToolResult.failed(toolError('invalid_args', source.text, { details: { issues: view.issues as unknown as JsonValue } }))
+      break
     case 'refused':
-      if (view.code === 'skipped') return ToolResult.skipped(view.message)
-      return ToolResult.failed(refusalError(view.code, view.message))
+      result =
+        isSkippedView(view)
+          ? ToolResult.skipped(view.message)
+          : ToolResult.failed(refusalError(view.code, view.message, view.rev === undefined ? undefined : { rev: view.rev }))
+      break
     case 'needs_confirmation':
-      return ToolResult.pending(
-        view.changes === undefined
-          ? { id: view.confirmId, kind: 'confirmation', summary: view.summary }
-          : { id: view.confirmId, kind: 'confirmation', summary: view.summary, changes: view.changes },
-      )
     case 'pending':
-      return ToolResult.pending(view.request)
+      result = ToolResult.pending(source.pending!)
+      break
     case 'cancelled':
-      return ToolResult.failed(toolError('cancelled', `The call was cancelled (${view.by})`))
+      result = ToolResult.failed(toolError('cancelled', source.text, { details: { by: view.by } }))
+      break
     case 'error':
-      return ToolResult.failed(toolError(view.kind, view.message))
+      result = ToolResult.failed(toolError(view.kind, view.message))
+      break
   }
+  if (view.status !== 'pending' && view.status !== 'needs_confirmation') result = result.withOutput(output)
+  return result.withUntrusted(source.untrusted)
 }
 
-/**
- * What a pending call waits for, without secrets: the kind and the summary or prompt.
- * The request's `url`, `id` and `changes` are for the application and never reach the model.
- */
-export function pendingText(request: PendingRequest): string {
-  const detail = request.summary ?? request.prompt
-  const what = request.kind === 'authorization' ? 'authorization (the user must sign in)' : request.kind
-  return detail === undefined ? `Waiting for ${what}; the call has not run yet.` : `Waiting for ${what}: ${detail}`
-}
-
-/** The model-visible text of `result` before any untrusted wrapping. Never contains error details, stacks or causes. */
-function plainText(result: ToolResult): string {
-  const request = result.pendingRequest()
-  if (request !== undefined) return pendingText(request)
-  return result.text()
-}
-
-/** Whether the model should read `result` as a failure: everything but success (skipped included: the tool did not run). */
-export function isErrorFor(result: ToolResult): boolean {
-  return !result.isSuccess()
-}
-
-/**
- * The model view of a result.
- *
- * - `output` is always a string: the text, or the structured data serialized
- *   deterministically (`result.text()`); untrusted results are wrapped in the
- *   `<untrusted-content>` delimiter.
- * - `isError` is false only for success; error, refused, skipped and pending are true.
- * - `parts` appears only when there are parts; without them the shape is text-only.
- * - `metadata` holds the app-only metadata and, for a pending result, `pending`.
- *
- * @example
- * toModel(ToolResult.success('done')) // { output: 'done', isError: false }
- */
-export function toModel(input: ResultLike): ModelView {
-  const result = toCanonical(input)
-  const text = plainText(result)
-  const view: { -readonly [K in keyof ModelView]: ModelView[K] } = {
-    output: result.isUntrusted() ? wrapUntrusted(text) : text,
-    isError: isErrorFor(result),
-  }
-  const parts = result.parts()
-  if (parts !== undefined && parts.length > 0) view.parts = parts
-  const appMetadata = result.metadata()
-  const request = result.pendingRequest()
-  if (appMetadata !== undefined || request !== undefined) {
-    const metadata: Record<string, JsonValue | PendingRequest> = { ...appMetadata }
-    if (request !== undefined) metadata.pending = request
-    view.metadata = Object.freeze(metadata)
-  }
-  return Object.freeze(view)
-}
+export { pendingText }
 
 /** The label an adapter without an error flag puts before a non-success text. */
-export function dispositionLabel(result: ToolResult): 'Error' | 'Refused' | 'Skipped' | 'Pending' | undefined {
-  switch (result.disposition()) {
+export function dispositionLabel(disposition: Disposition): 'Error' | 'Refused' | 'Skipped' | 'Pending' | undefined {
+  switch (disposition) {
     case 'success':
       return undefined
     case 'error':
@@ -158,11 +183,53 @@ export function dispositionLabel(result: ToolResult): 'Error' | 'Refused' | 'Ski
   }
 }
 
-/** The model view's output with the failure stated in the text (`Error: …`, `Refused: …`, `Pending: …`). */
-export function statedText(result: ToolResult, output: string): string {
-  const label = dispositionLabel(result)
-  if (label === undefined || output.startsWith(`${label}:`)) return output
-  return `${label}: ${output}`
+/**
+ * The text a wire shows: the model text, then `notes` (one line each, for the parts the
+ * wire cannot carry), all inside the untrusted-content delimiter when the result is
+ * untrusted, so nothing a tool produced, an attachment's name included, follows the
+ * closing tag.
+ */
+export function wireText(source: ModelSource, notes: readonly string[] = []): string {
+  const text = notes.length > 0 ? `${source.text}\n${notes.join('\n')}` : source.text
+  return source.untrusted ? wrapUntrusted(text) : text
+}
+
+/**
+ * The model view of a result.
+ *
+ * - `output` is always a string: the text, or the structured data serialized
+ *   deterministically (`result.text()`); untrusted results are wrapped in the
+ *   `<untrusted-content>` delimiter.
+ * - `isError` is false only for success; error, refused, skipped and pending are true.
+ * - `parts` appears only when there are parts; without them the shape is text-only.
+ * - `metadata` holds the app-only metadata and, for a pending result, `pending`.
+ *
+ * A copied application view (JSON, `structuredClone`) gives the same `output`, `isError`
+ * and `parts` as the live one; app-only metadata stays with the live result.
+ *
+ * @example
+ * toModel(ToolResult.success('done')) // { output: 'done', isError: false }
+ */
+export function toModel(input: ResultLike): ModelView {
+  const source = sourceOf(input)
+  const view: { -readonly [K in keyof ModelView]: ModelView[K] } = {
+    output: wireText(source),
+    isError: source.disposition !== 'success',
+  }
+  if (source.parts !== undefined && source.parts.length > 0) view.parts = source.parts
+  if (source.metadata !== undefined || source.pending !== undefined) {
+    const metadata: Record<string, JsonValue | PendingRequest> = { ...source.metadata }
+    if (source.pending !== undefined) metadata.pending = source.pending
+    view.metadata = Object.freeze(metadata)
+  }
+  return Object.freeze(view)
+}
+
+/** The text with the failure stated in it (`Error: …`, `Refused: …`, `Pending: …`), unless it already is. */
+export function statedText(source: ModelSource, text: string): string {
+  const label = dispositionLabel(source.disposition)
+  if (label === undefined || text.startsWith(`${label}:`)) return text
+  return `${label}: ${text}`
 }
 
 /** The decoded byte length of a base64 part, computed from its length and padding; `undefined` for a URL part. */
@@ -196,24 +263,41 @@ export function degradedNote(part: ContentPart, wire: string): string {
   return `[Attachment not shown: ${describePart(part)}; ${wire} cannot carry it here.]`
 }
 
+/** The line an untrusted result's text gets, inside the delimiter, for a named part a wire carries without its name. */
+export function carriedNote(part: ContentPart): string {
+  return `[Attachment: ${describePart(part)}.]`
+}
+
 /**
  * Renders each part for a wire with `render`. A part the wire cannot carry (`render`
- * returns `undefined`) becomes a note appended to `text`, one line each.
+ * returns `undefined`) gets a note (`degradedNote`) for `wireText`. For an untrusted
+ * result a part is rendered without its name (a tool-chosen name never appears in a
+ * wire field after the delimiter); a named part gets a `carriedNote` instead, which
+ * `wireText` puts inside the delimiter.
  */
 export function renderParts<T>(
-  parts: readonly ContentPart[] | undefined,
-  text: string,
+  source: ModelSource,
   wire: string,
   render: (part: ContentPart) => T | undefined,
-): { readonly carried: T[]; readonly text: string } {
+): { readonly carried: T[]; readonly notes: string[] } {
   const carried: T[] = []
   const notes: string[] = []
-  for (const part of parts ?? []) {
-    const rendered = render(part)
-    if (rendered === undefined) notes.push(degradedNote(part, wire))
-    else carried.push(rendered)
+  for (const part of source.parts ?? []) {
+    const named = source.untrusted && part.name !== undefined
+    const rendered = render(named ? unnamed(part) : part)
+    if (rendered === undefined) {
+      notes.push(degradedNote(part, wire))
+    } else {
+      carried.push(rendered)
+      if (named) notes.push(carriedNote(part))
+    }
   }
-  return { carried, text: notes.length > 0 ? `${text}\n${notes.join('\n')}` : text }
+  return { carried, notes }
+}
+
+function unnamed(part: ContentPart): ContentPart {
+  const { name: _name, ...rest } = part
+  return rest
 }
 
 /** A `data:` URL of a base64 part. */

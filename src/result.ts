@@ -3,6 +3,7 @@
  * constructors match the Rust crate (camelCase); the wire codec is the core's own,
  * so both languages write the same bytes.
  */
+import { toFrozenJson, wellFormed } from './json.js'
 import { canonicalizeResult, coreTables } from './native.js'
 import type {
   ContentPart,
@@ -71,13 +72,13 @@ export function toolError(kind: ToolErrorKind, message: string, options: ToolErr
   if (typeof message !== 'string') throw typeError(`an error message must be a string, got ${describe(message)}`)
   const error: { -readonly [K in keyof ToolExecutionError]: ToolExecutionError[K] } = {
     kind,
-    message,
+    message: wellFormed(message),
     retryable: options.retryable ?? (DEFAULT_RETRYABLE.get(kind) as boolean),
     refusal: false,
   }
   if (options.code !== undefined) error.code = checkString(options.code, 'an error code')
-  if (options.details !== undefined) error.details = options.details
-  return Object.freeze(error)
+  if (options.details !== undefined) error.details = toFrozenJson(options.details)
+  return made(Object.freeze(error))
 }
 
 /**
@@ -85,22 +86,53 @@ export function toolError(kind: ToolErrorKind, message: string, options: ToolErr
  * @example refusalError('not_allowed', 'Only owners can publish')
  */
 export function refusalError(code: string, message: string, details?: JsonValue): ToolExecutionError {
-  checkString(code, 'a refusal code')
+  code = checkString(code, 'a refusal code')
   if (typeof message !== 'string') throw typeError(`a refusal message must be a string, got ${describe(message)}`)
   const error: { -readonly [K in keyof ToolExecutionError]: ToolExecutionError[K] } = {
     kind: 'permission_denied',
-    message,
+    message: wellFormed(message),
     code,
     retryable: false,
     refusal: true,
   }
-  if (details !== undefined) error.details = details
-  return Object.freeze(error)
+  if (details !== undefined) error.details = toFrozenJson(details)
+  return made(Object.freeze(error))
+}
+
+/** `value` as a well-formed string (lone surrogates become U+FFFD); throws when it is not a string. */
+/** The errors `toolError` and `refusalError` made: already checked, frozen JSON. */
+const madeErrors = new WeakSet<ToolExecutionError>()
+
+function made(error: ToolExecutionError): ToolExecutionError {
+  madeErrors.add(error)
+  return error
+}
+
+/** `error` when this module made it, else a checked, deeply frozen copy made by `toolError` or `refusalError`. */
+function checkError(error: unknown): ToolExecutionError {
+  if (typeof error === 'object' && error !== null && madeErrors.has(error as ToolExecutionError)) return error as ToolExecutionError
+  const e = error as Partial<Record<keyof ToolExecutionError, unknown>> | null
+  if (typeof e !== 'object' || e === null || !isToolErrorKind(e.kind) || typeof e.message !== 'string') {
+    throw typeError('ToolResult.failed takes an error made by toolError() or refusalError()')
+  }
+  const details = e.details === undefined ? undefined : (e.details as JsonValue)
+  if (e.refusal === true) {
+    if (e.kind !== 'permission_denied' || e.retryable === true) throw typeError('a refusal has kind "permission_denied" and is not retryable')
+    return refusalError(typeof e.code === 'string' ? e.code : 'refused', e.message, details)
+  }
+  const options: { -readonly [K in keyof ToolErrorOptions]: ToolErrorOptions[K] } = {}
+  if (e.code !== undefined) options.code = checkString(e.code, 'an error code')
+  if (e.retryable !== undefined) {
+    if (typeof e.retryable !== 'boolean') throw typeError(`an error's retryable must be a boolean, got ${describe(e.retryable)}`)
+    options.retryable = e.retryable
+  }
+  if (details !== undefined) options.details = details
+  return toolError(e.kind, e.message, options)
 }
 
 function checkString(value: unknown, what: string): string {
   if (typeof value !== 'string') throw typeError(`${what} must be a string, got ${describe(value)}`)
-  return value
+  return wellFormed(value)
 }
 
 const PART_TYPES = new Set(['image', 'audio', 'file'])
@@ -113,18 +145,33 @@ function checkPart(part: unknown, index: number): ContentPart {
   const hasData = p.data !== undefined
   const hasUrl = p.url !== undefined
   if (hasData === hasUrl) throw typeError(`parts[${index}] needs exactly one of data (base64) or url`)
-  if (hasData) checkString(p.data, `parts[${index}].data`)
-  if (hasUrl) checkString(p.url, `parts[${index}].url`)
-  if (p.name !== undefined) checkString(p.name, `parts[${index}].name`)
-  const out: { -readonly [K in keyof ContentPart]: ContentPart[K] } = { type: p.type as ContentPart['type'], mimeType: p.mimeType as string }
-  if (hasData) out.data = p.data as string
-  if (hasUrl) out.url = p.url as string
-  if (p.name !== undefined) out.name = p.name as string
+  const out: { -readonly [K in keyof ContentPart]: ContentPart[K] } = {
+    type: p.type as ContentPart['type'],
+    mimeType: checkString(p.mimeType, `parts[${index}].mimeType`),
+  }
+  if (hasData) out.data = checkString(p.data, `parts[${index}].data`)
+  if (hasUrl) out.url = checkString(p.url, `parts[${index}].url`)
+  if (p.name !== undefined) out.name = checkString(p.name, `parts[${index}].name`)
+  corePartCheck(out, index)
   return Object.freeze(out)
 }
 
+/**
+ * The core's own check of a part (MIME type shape, kind and MIME type agreeing, standard
+ * padded base64, a non-empty URL): the part goes through the core's wire decoder in a
+ * one-part document, so TypeScript accepts exactly the parts the core accepts.
+ */
+function corePartCheck(part: ContentPart, index: number): void {
+  try {
+    canonicalizeResult(JSON.stringify({ v: WIRE_VERSION, status: 'success', output: { text: '', parts: [part] } }))
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    throw typeError(`parts[${index}]: ${message.replace(/^malformed tool result: /, '')}`)
+  }
+}
+
 function checkOutput(output: unknown): ToolOutput {
-  if (typeof output === 'string') return Object.freeze({ text: output })
+  if (typeof output === 'string') return Object.freeze({ text: wellFormed(output) })
   if (typeof output !== 'object' || output === null) throw typeError(`an output must be a string or { text, parts? }, got ${describe(output)}`)
   const o = output as Record<string, unknown>
   const text = checkString(o.text, 'output.text')
@@ -133,7 +180,8 @@ function checkOutput(output: unknown): ToolOutput {
     if (!Array.isArray(o.parts)) throw typeError(`output.parts must be an array, got ${describe(o.parts)}`)
     if (o.parts.length > 0) out.parts = Object.freeze(o.parts.map(checkPart))
   }
-  if (o.structured !== undefined) out.structured = o.structured as JsonValue
+  // a deeply frozen JSON copy: JSON semantics, no BigInt, nothing the caller can still mutate
+  if (o.structured !== undefined) out.structured = toFrozenJson(o.structured)
   return Object.freeze(out)
 }
 
@@ -165,8 +213,8 @@ function checkPending(init: unknown): PendingRequest {
         if (typeof c !== 'object' || c === null) throw typeError(`changes[${i}] must be an object`)
         const change = c as Record<string, unknown>
         const fc: { -readonly [K in keyof FieldChange]: FieldChange[K] } = { path: checkString(change.path, `changes[${i}].path`) }
-        if ('before' in change && change.before !== undefined) fc.before = change.before as JsonValue
-        if ('after' in change && change.after !== undefined) fc.after = change.after as JsonValue
+        if ('before' in change && change.before !== undefined) fc.before = toFrozenJson(change.before)
+        if ('after' in change && change.after !== undefined) fc.after = toFrozenJson(change.after)
         return Object.freeze(fc)
       }),
     )
@@ -193,24 +241,45 @@ export type IntoResult = { readonly ok: true; readonly output: ToolOutput } | { 
  * ToolResult.fromJSON(r.toJSONText()).isError() // true
  */
 export class ToolResult {
-  /** @internal */
-  private _text: string | undefined
-  /** @internal */
-  private _output: ToolOutput | undefined
+  readonly #disposition: Disposition
+  readonly #data: JsonValue | undefined
+  readonly #parts: readonly ContentPart[] | undefined
+  readonly #error: ToolExecutionError | undefined
+  readonly #detail: string | PendingRequest | undefined
+  readonly #untrusted: boolean
+  readonly #metadata: { readonly [key: string]: JsonValue } | undefined
+  /** The text as given; `undefined` when it is rendered from `#data` (then cached in `#output`). */
+  readonly #text: string | undefined
+  #output: ToolOutput | undefined
 
   /** @internal Use the static constructors. */
   constructor(
-    private readonly _disposition: Disposition,
-    private readonly _data: JsonValue | undefined,
-    private readonly _parts: readonly ContentPart[] | undefined,
-    private readonly _error: ToolExecutionError | undefined,
-    private readonly _detail: string | PendingRequest | undefined,
-    private readonly _untrusted: boolean,
-    private readonly _metadata: { readonly [key: string]: JsonValue } | undefined,
+    disposition: Disposition,
+    data: JsonValue | undefined,
+    parts: readonly ContentPart[] | undefined,
+    error: ToolExecutionError | undefined,
+    detail: string | PendingRequest | undefined,
+    untrusted: boolean,
+    metadata: { readonly [key: string]: JsonValue } | undefined,
     text?: string,
   ) {
-    this._text = text
-    this._output = undefined
+    this.#disposition = disposition
+    this.#data = data
+    this.#parts = parts
+    this.#error = error
+    this.#detail = detail
+    this.#untrusted = untrusted
+    this.#metadata = metadata
+    this.#text = text
+    this.#output = undefined
+  }
+
+  /**
+   * Only results made by this class's constructors are `ToolResult`s: an object that
+   * merely has `ToolResult.prototype` in its chain (a forgery) is not.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && #disposition in value
   }
 
   /** A successful result. A string is the text output. */
@@ -219,7 +288,7 @@ export class ToolResult {
     return new ToolResult('success', o.structured, o.parts, undefined, undefined, false, undefined, o.text)
   }
 
-  /** @internal A success whose text is rendered from `data` only when someone reads it. */
+  /** @internal A success whose text is rendered from `data` (already deeply frozen JSON) only when someone reads it. */
   static fromData(data: JsonValue, parts?: readonly ContentPart[], untrusted = false, metadata?: { readonly [key: string]: JsonValue }): ToolResult {
     return typeof data === 'string'
       ? new ToolResult('success', undefined, parts, undefined, undefined, untrusted, metadata, data)
@@ -228,16 +297,14 @@ export class ToolResult {
 
   /** A failed result, or a refused one when the error is a refusal. The output text is the error's message. */
   static failed(error: ToolExecutionError): ToolResult {
-    if (typeof error !== 'object' || error === null || !isToolErrorKind(error.kind) || typeof error.message !== 'string') {
-      throw typeError('ToolResult.failed takes an error made by toolError() or refusalError()')
-    }
-    return new ToolResult(error.refusal === true ? 'refused' : 'error', undefined, undefined, error, undefined, false, undefined, error.message)
+    const e = checkError(error)
+    return new ToolResult(e.refusal ? 'refused' : 'error', undefined, undefined, e, undefined, false, undefined, e.message)
   }
 
   /** A result for a call skipped by runtime policy. */
   static skipped(reason: string): ToolResult {
-    checkString(reason, 'a skip reason')
-    return new ToolResult('skipped', undefined, undefined, undefined, reason, false, undefined, `Skipped: ${reason}`)
+    const why = checkString(reason, 'a skip reason')
+    return new ToolResult('skipped', undefined, undefined, undefined, why, false, undefined, `Skipped: ${why}`)
   }
 
   /** A result for a call suspended until `request` is answered; the id is generated when absent. */
@@ -255,10 +322,10 @@ export class ToolResult {
     } catch (err) {
       throw new ToolwireWireError((err as Error).message)
     }
-    return ToolResult.fromWire(JSON.parse(canonical) as WireDocument)
+    return ToolResult.fromWire(deepFreeze(JSON.parse(canonical)) as WireDocument)
   }
 
-  /** @internal Builds from a document the core has validated. */
+  /** @internal Builds from a document the core has validated (deeply frozen). */
   static fromWire(doc: WireDocument): ToolResult {
     const out = doc.output
     const untrusted = doc.untrusted === true
@@ -281,151 +348,169 @@ export class ToolResult {
   /** The same result with its model-visible output replaced, keeping its disposition. */
   withOutput(output: ToolOutput | string): ToolResult {
     const o = checkOutput(output)
-    return new ToolResult(this._disposition, o.structured, o.parts, this._error, this._detail, this._untrusted, this._metadata, o.text)
+    return new ToolResult(this.#disposition, o.structured, o.parts, this.#error, this.#detail, this.#untrusted, this.#metadata, o.text)
   }
 
   /** The same result marked (or unmarked) as untrusted content: data, not instructions. */
   withUntrusted(untrusted: boolean): ToolResult {
     if (typeof untrusted !== 'boolean') throw typeError('withUntrusted takes a boolean')
-    return new ToolResult(this._disposition, this._data, this._parts, this._error, this._detail, untrusted, this._metadata, this._text)
+    return new ToolResult(this.#disposition, this.#data, this.#parts, this.#error, this.#detail, untrusted, this.#metadata, this.#text)
   }
 
-  /** The same result with app-only metadata, which never reaches the model. */
+  /** The same result with app-only metadata (kept as a deeply frozen JSON copy), which never reaches the model. */
   withMetadata(metadata: { readonly [key: string]: JsonValue }): ToolResult {
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw typeError('withMetadata takes an object')
-    return new ToolResult(this._disposition, this._data, this._parts, this._error, this._detail, this._untrusted, metadata, this._text)
+    const copy = toFrozenJson(metadata) as { readonly [key: string]: JsonValue }
+    return new ToolResult(this.#disposition, this.#data, this.#parts, this.#error, this.#detail, this.#untrusted, copy, this.#text)
   }
 
   /** The model-visible text (rendered from structured data on first read). */
   text(): string {
-    if (this._text === undefined) this._text = JSON.stringify(this._data) ?? 'null'
-    return this._text
+    return this.#text ?? this.output().text
+  }
+
+  /** @internal Whether the text was rendered from the structured data (`JSON.stringify`) rather than given. */
+  textFromData(): boolean {
+    return this.#text === undefined
   }
 
   /** The structured value the text came from, if any. */
   data(): JsonValue | undefined {
-    return this._data
+    return this.#data
   }
 
   /** The content parts, if any. */
   parts(): readonly ContentPart[] | undefined {
-    return this._parts
+    return this.#parts
   }
 
   /** Current model-visible output, including replacements made by `withOutput`. */
   output(): ToolOutput {
-    if (this._output === undefined) {
-      const o: { -readonly [K in keyof ToolOutput]: ToolOutput[K] } = { text: this.text() }
-      if (this._parts !== undefined && this._parts.length > 0) o.parts = this._parts
-      if (this._data !== undefined) o.structured = this._data
-      this._output = Object.freeze(o)
+    if (this.#output === undefined) {
+      const o: { -readonly [K in keyof ToolOutput]: ToolOutput[K] } = { text: this.#text ?? JSON.stringify(this.#data) ?? 'null' }
+      if (this.#parts !== undefined && this.#parts.length > 0) o.parts = this.#parts
+      if (this.#data !== undefined) o.structured = this.#data
+      this.#output = Object.freeze(o)
     }
-    return this._output
+    return this.#output
   }
 
   /** The execution error, if execution failed; refusals are under `refusal()`. */
   error(): ToolExecutionError | undefined {
-    return this._disposition === 'error' ? this._error : undefined
+    return this.#disposition === 'error' ? this.#error : undefined
   }
 
   /** The refusal, if the call was declined; mutually exclusive with `error()`. */
   refusal(): ToolExecutionError | undefined {
-    return this._disposition === 'refused' ? this._error : undefined
+    return this.#disposition === 'refused' ? this.#error : undefined
   }
 
   /** The request a pending call waits on. */
   pendingRequest(): PendingRequest | undefined {
-    return this._disposition === 'pending' ? (this._detail as PendingRequest) : undefined
+    return this.#disposition === 'pending' ? (this.#detail as PendingRequest) : undefined
   }
 
   /** Why runtime policy skipped the call. */
   skipReason(): string | undefined {
-    return this._disposition === 'skipped' ? (this._detail as string) : undefined
+    return this.#disposition === 'skipped' ? (this.#detail as string) : undefined
   }
 
   /** Whether the content is untrusted (data, not instructions). */
   isUntrusted(): boolean {
-    return this._untrusted
+    return this.#untrusted
   }
 
   /** App-only metadata. */
   metadata(): { readonly [key: string]: JsonValue } | undefined {
-    return this._metadata
+    return this.#metadata
   }
 
   /** The one disposition. */
   disposition(): Disposition {
-    return this._disposition
+    return this.#disposition
   }
 
   isSuccess(): boolean {
-    return this._disposition === 'success'
+    return this.#disposition === 'success'
   }
 
   /** Whether execution failed. A refusal is not an error. */
   isError(): boolean {
-    return this._disposition === 'error'
+    return this.#disposition === 'error'
   }
 
   isSkipped(): boolean {
-    return this._disposition === 'skipped'
+    return this.#disposition === 'skipped'
   }
 
   isRefused(): boolean {
-    return this._disposition === 'refused'
+    return this.#disposition === 'refused'
   }
 
   isPending(): boolean {
-    return this._disposition === 'pending'
+    return this.#disposition === 'pending'
   }
 
   /** Whether this is an error of exactly `kind`; a refusal never matches. */
   isErrorKind(kind: ToolErrorKind): boolean {
-    return this._disposition === 'error' && (this._error as ToolExecutionError).kind === kind
+    return this.#disposition === 'error' && (this.#error as ToolExecutionError).kind === kind
   }
 
   /** Success and skipped give `{ ok: true, output }`; errors and refusals `{ ok: false, error }`; a pending call an `other` error with code `pending`. */
   intoResult(): IntoResult {
-    switch (this._disposition) {
+    switch (this.#disposition) {
       case 'success':
       case 'skipped':
         return { ok: true, output: this.output() }
       case 'pending':
-        return { ok: false, error: toolError('other', describePending(this._detail as PendingRequest), { code: 'pending' }) }
+        return { ok: false, error: toolError('other', describePending(this.#detail as PendingRequest), { code: 'pending' }) }
       default:
-        return { ok: false, error: this._error as ToolExecutionError }
+        return { ok: false, error: this.#error as ToolExecutionError }
     }
   }
 
   /** Stable telemetry name: success, error, denied, skipped or pending. */
   statusName(): StatusName {
-    return STATUS_NAMES.get(this._disposition) as StatusName
+    return STATUS_NAMES.get(this.#disposition) as StatusName
   }
 
   /** The wire document, keys in canonical order (so `JSON.stringify(result)` gives the wire text). */
   toJSON(): WireDocument {
-    const doc: Record<string, unknown> = { v: WIRE_VERSION, status: this._disposition, output: wireOutput(this.output()) }
-    switch (this._disposition) {
+    const doc: Record<string, unknown> = { v: WIRE_VERSION, status: this.#disposition, output: wireOutput(this.output()) }
+    switch (this.#disposition) {
       case 'error':
       case 'refused':
-        doc[this._disposition === 'error' ? 'error' : 'refusal'] = wireError(this._error as ToolExecutionError)
+        doc[this.#disposition === 'error' ? 'error' : 'refusal'] = wireError(this.#error as ToolExecutionError)
         break
       case 'skipped':
-        doc.skipReason = this._detail
+        doc.skipReason = this.#detail
         break
       case 'pending':
-        doc.pending = wirePending(this._detail as PendingRequest)
+        doc.pending = wirePending(this.#detail as PendingRequest)
         break
     }
-    if (this._untrusted) doc.untrusted = true
-    if (this._metadata !== undefined) doc.metadata = this._metadata
+    if (this.#untrusted) doc.untrusted = true
+    if (this.#metadata !== undefined) doc.metadata = this.#metadata
     return doc as unknown as WireDocument
   }
 
-  /** The canonical wire text, written by the core (byte-identical to Rust's `to_json`). */
+  /**
+   * The canonical wire text, written by the core (byte-identical to Rust's `to_json`).
+   * Never throws for a result made by this class: every string in it is well-formed
+   * Unicode and every value nests at most `MAX_VALUE_DEPTH` levels (docs/wire-format.md).
+   */
   toJSONText(): string {
     return canonicalizeResult(JSON.stringify(this.toJSON()))
   }
+}
+
+/** Freezes a parsed JSON value and everything in it; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+    Object.freeze(value)
+  }
+  return value
 }
 
 function wireOutput(o: ToolOutput): ToolOutput {

@@ -1,16 +1,44 @@
 /**
  * The application view: the frozen, structured-cloneable union `tm.call` resolves
  * to, derived from one canonical `ToolResult`.
+ *
+ * A view's own data carries everything the model view and the wire adapters read, so a
+ * copy (`JSON.parse(JSON.stringify(view))`, `structuredClone(view)`, a saved chat history)
+ * renders byte for byte as the live view does: besides its status fields a view has
+ * `untrusted`, `parts`, `modelText` and `disposition`, each only when it says something
+ * (`ViewModelFields`; docs/wire-format.md, "Application views").
  */
 import { ToolResult } from './result.js'
-import type { FieldChange, JsonValue, PendingRequest, ToolErrorKind } from './types.js'
+import type { ContentPart, FieldChange, JsonValue, PendingRequest, ToolErrorKind } from './types.js'
 import type { Issue } from './validate.js'
 
 /** Who stopped a call. */
 export type CancelledBy = 'operator' | 'signal' | 'policy'
 
+/**
+ * What a view carries for the model besides its status fields. Each field appears only
+ * when it says something, so a plain trusted text or JSON result has none of them.
+ */
+export interface ViewModelFields {
+  /** `true` when the result is untrusted content (data, not instructions); absent otherwise. */
+  readonly untrusted?: true
+  /** The result's media parts, when it has any. */
+  readonly parts?: readonly ContentPart[]
+  /**
+   * The text the model reads (before untrusted wrapping), only when the status fields
+   * do not give it: for example a success whose text is not its data's JSON, or an error
+   * whose output was replaced. Absent, the text is `modelTextOf(view)`.
+   */
+  readonly modelText?: string
+  /**
+   * `'refused'` only on a refusal whose code is `'skipped'`: without it, `status: 'refused'`
+   * with `code: 'skipped'` is the view of a call runtime policy skipped.
+   */
+  readonly disposition?: 'refused'
+}
+
 /** What the application sees of a call. `tm.call` never throws: every outcome is one of these. */
-export type CallResult<T = JsonValue> =
+export type CallResult<T = JsonValue> = (
   | { readonly status: 'ok'; readonly data: T; readonly callId?: string }
   | { readonly status: 'invalid'; readonly issues: readonly Issue[]; readonly callId?: string }
   | { readonly status: 'refused'; readonly code: string; readonly message: string; readonly rev?: number; readonly callId?: string }
@@ -24,9 +52,68 @@ export type CallResult<T = JsonValue> =
   | { readonly status: 'pending'; readonly request: PendingRequest; readonly callId?: string }
   | { readonly status: 'cancelled'; readonly by: CancelledBy; readonly callId?: string }
   | { readonly status: 'error'; readonly kind: ToolErrorKind; readonly message: string; readonly callId?: string }
+) &
+  ViewModelFields
 
 /** The status names of the application view. */
 export type CallStatus = CallResult['status']
+
+/**
+ * What a pending call waits for, without secrets: the kind and the summary or prompt.
+ * The request's `url`, `id` and `changes` are for the application and never reach the model.
+ */
+export function pendingText(request: PendingRequest): string {
+  const detail = request.summary ?? request.prompt
+  const what = request.kind === 'authorization' ? 'authorization (the user must sign in)' : request.kind
+  return detail === undefined ? `Waiting for ${what}; the call has not run yet.` : `Waiting for ${what}: ${detail}`
+}
+
+/** The model-visible text of the `invalid` view of `issues`. */
+function invalidText(issues: readonly Issue[]): string {
+  return `Invalid arguments: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
+}
+
+/**
+ * The text the model reads of `view` (before untrusted wrapping): `view.modelText` when
+ * present, else the text its status fields give:
+ *
+ * | status | text |
+ * |---|---|
+ * | `ok` | `data` when a string, else `JSON.stringify(data)` |
+ * | `invalid` | `Invalid arguments: <path or (root)>: <message>; …` |
+ * | `refused` | `Skipped: <message>` for code `skipped` (a skipped call) unless `disposition: 'refused'`; else `message` |
+ * | `cancelled` | `The call was cancelled (<by>)` |
+ * | `error` | `message` |
+ * | `needs_confirmation` | `pendingText({ kind: 'confirmation', summary })` |
+ * | `pending` | `pendingText(request)` |
+ */
+export function modelTextOf(view: CallResult<unknown>): string {
+  return view.modelText ?? derivedText(view)
+}
+
+/** Whether a `refused` view is the view of a skipped call. */
+export function isSkippedView(view: CallResult<unknown>): boolean {
+  return view.status === 'refused' && view.code === 'skipped' && view.disposition !== 'refused'
+}
+
+function derivedText(view: CallResult<unknown>): string {
+  switch (view.status) {
+    case 'ok':
+      return typeof view.data === 'string' ? view.data : (JSON.stringify(view.data) ?? 'null')
+    case 'invalid':
+      return invalidText(view.issues)
+    case 'refused':
+      return isSkippedView(view) ? `Skipped: ${view.message}` : view.message
+    case 'cancelled':
+      return `The call was cancelled (${view.by})`
+    case 'error':
+      return view.message
+    case 'needs_confirmation':
+      return pendingText({ id: view.confirmId, kind: 'confirmation', summary: view.summary })
+    case 'pending':
+      return pendingText(view.request)
+  }
+}
 
 /**
  * The object an application view is made of. Its only hidden state is a private
@@ -35,17 +122,18 @@ export type CallStatus = CallResult['status']
  */
 class View {
   #canonical: ToolResult | undefined
-  readonly #untrusted: boolean
 
-  constructor(canonical: ToolResult | undefined, untrusted: boolean) {
+  constructor(canonical: ToolResult | undefined) {
     this.#canonical = canonical
-    this.#untrusted = untrusted
   }
 
   static canonicalOf(view: unknown): ToolResult | undefined {
     if (!(view instanceof View)) return undefined
     // an `ok` view made on the fast path builds its canonical result on first use
-    view.#canonical ??= ToolResult.fromData((view as unknown as { data: JsonValue }).data, undefined, view.#untrusted)
+    if (view.#canonical === undefined) {
+      const v = view as unknown as { data: JsonValue; untrusted?: true }
+      view.#canonical = ToolResult.fromData(v.data, undefined, v.untrusted === true)
+    }
     return view.#canonical
   }
 }
@@ -55,9 +143,10 @@ class View {
  * the canonical result until someone asks for it (`canonicalOf`).
  */
 export function okView(data: JsonValue, callId: string, untrusted: boolean): CallResult {
-  const view = new View(undefined, untrusted) as unknown as Record<string, unknown>
+  const view = new View(undefined) as unknown as Record<string, unknown>
   view.status = 'ok'
   view.data = data
+  if (untrusted) view.untrusted = true
   view.callId = callId
   return Object.freeze(view) as unknown as CallResult
 }
@@ -72,9 +161,23 @@ function details(result: ToolResult): Record<string, unknown> | undefined {
   return typeof d === 'object' && d !== null && !Array.isArray(d) ? (d as Record<string, unknown>) : undefined
 }
 
+function isIssueList(value: unknown): value is readonly Issue[] {
+  return (
+    Array.isArray(value) &&
+    value.every((i: unknown) => typeof i === 'object' && i !== null && typeof (i as Issue).path === 'string' && typeof (i as Issue).message === 'string')
+  )
+}
+
+/** The model-visible text of a canonical result, before untrusted wrapping. */
+export function plainTextOf(result: ToolResult): string {
+  const request = result.pendingRequest()
+  return request === undefined ? result.text() : pendingText(request)
+}
+
 /** Builds the frozen application view of `result` for call `callId`. */
 export function viewOf(result: ToolResult, callId: string | undefined): CallResult {
-  const view = new View(result, result.isUntrusted()) as unknown as Record<string, unknown>
+  if (!(result instanceof ToolResult)) throw new TypeError('toolwire: viewOf takes a ToolResult')
+  const view = new View(result) as unknown as Record<string, unknown>
   switch (result.disposition()) {
     case 'success': {
       const data = result.data()
@@ -85,9 +188,10 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
     case 'error': {
       const error = result.error()!
       if (error.kind === 'invalid_args') {
+        // details are deeply frozen JSON (toolError and the wire decoder make them so)
         const issues = details(result)?.issues
         view.status = 'invalid'
-        view.issues = Array.isArray(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: error.message })])
+        view.issues = isIssueList(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: error.message })])
       } else if (error.kind === 'cancelled') {
         const by = details(result)?.by
         Object.assign(view, { status: 'cancelled', by: by === 'operator' || by === 'signal' ? by : 'policy' })
@@ -99,8 +203,9 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
     case 'refused': {
       const refusal = result.refusal()!
       Object.assign(view, { status: 'refused', code: refusal.code ?? 'refused', message: refusal.message })
+      if (view.code === 'skipped') view.disposition = 'refused'
       const rev = details(result)?.rev
-      if (typeof rev === 'number') view.rev = rev
+      if (typeof rev === 'number' && Number.isFinite(rev)) view.rev = rev
       break
     }
     case 'skipped':
@@ -117,6 +222,24 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
       break
     }
   }
+  if (result.isUntrusted()) view.untrusted = true
+  const parts = result.parts()
+  if (parts !== undefined && parts.length > 0) view.parts = parts
+  const own = ownModelText(result, view as unknown as CallResult)
+  if (own !== undefined) view.modelText = own
   if (callId !== undefined) view.callId = callId
   return Object.freeze(view) as unknown as CallResult
+}
+
+/** The result's model text when the view's status fields do not give it, else `undefined`. */
+function ownModelText(result: ToolResult, view: CallResult): string | undefined {
+  if (view.status === 'ok') {
+    // text rendered from the data, or text-only: the data gives it
+    if (result.textFromData() || result.data() === undefined) return undefined
+    const text = result.text()
+    // a string value is read as the text itself, so a structured string always states its text
+    return typeof view.data !== 'string' && text === JSON.stringify(view.data) ? undefined : text
+  }
+  const text = plainTextOf(result)
+  return text === derivedText(view) ? undefined : text
 }

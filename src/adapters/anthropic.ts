@@ -2,7 +2,7 @@
  * Anthropic adapter: a `tool_result` content block with `is_error` set explicitly,
  * text plus `image` and `document` blocks.
  */
-import { baseMime, renderParts, toCanonical, toModel, type ResultLike } from '../model.js'
+import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 /** An Anthropic text block. */
@@ -77,12 +77,13 @@ function anthropicPart(part: ContentPart): AnthropicToolResultContent | undefine
  * only when that text is empty) followed by `image` blocks (PNG/JPEG/GIF/WebP, base64 or
  * URL) and `document` blocks (PDF base64 or URL; `text/plain` data as a text source).
  *
- * Degradation: audio, other image formats, non-PDF URLs and other files become text notes.
+ * Degradation: audio, other image formats, non-PDF URLs and other files become text notes
+ * (inside the untrusted-content delimiter when the result is untrusted).
  */
 export function toAnthropic(input: ResultLike, options: AnthropicOptions): AnthropicToolResultBlock {
-  const result = toCanonical(input)
-  const view = toModel(result)
-  const { carried: media, text } = renderParts(view.parts, view.output, 'an Anthropic tool_result', anthropicPart)
+  const source = sourceOf(input)
+  const { carried: media, notes } = renderParts(source, 'an Anthropic tool_result', anthropicPart)
+  const text = wireText(source, notes)
   const content: AnthropicToolResultContent[] = text.length > 0 ? [{ type: 'text', text }, ...media] : media
-  return { type: 'tool_result', tool_use_id: options.toolUseId, is_error: view.isError, content }
+  return { type: 'tool_result', tool_use_id: options.toolUseId, is_error: source.disposition !== 'success', content }
 }

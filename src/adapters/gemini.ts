@@ -2,7 +2,7 @@
  * Gemini adapter: a `functionResponse` part with `response: { output }` or
  * `response: { error }` and media inside `functionResponse.parts`.
  */
-import { renderParts, toCanonical, toModel, type ResultLike } from '../model.js'
+import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 /** One media part inside a `functionResponse`: inline bytes or a file URI. */
@@ -43,7 +43,7 @@ export const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: readonly string[] = Object.fre
 const SUPPORTED = new Set(GEMINI_FUNCTION_RESPONSE_MIME_TYPES)
 
 function geminiPart(part: ContentPart): GeminiFunctionResponsePart | undefined {
-  const mimeType = part.mimeType.split(';')[0]!.trim().toLowerCase()
+  const mimeType = baseMime(part.mimeType)
   if (!SUPPORTED.has(mimeType)) return undefined
   const name = part.name === undefined ? {} : { displayName: part.name }
   if (part.data !== undefined) return { inlineData: { mimeType, data: part.data, ...name } }
@@ -60,10 +60,10 @@ function geminiPart(part: ContentPart): GeminiFunctionResponsePart | undefined {
  * files) become a text note in `output`/`error`.
  */
 export function toGemini(input: ResultLike, options: GeminiOptions): GeminiFunctionResponsePartEnvelope {
-  const result = toCanonical(input)
-  const view = toModel(result)
-  const { carried: parts, text } = renderParts(view.parts, view.output, 'a Gemini functionResponse', geminiPart)
-  const response = view.isError ? { error: text } : { output: text }
+  const source = sourceOf(input)
+  const { carried: parts, notes } = renderParts(source, 'a Gemini functionResponse', geminiPart)
+  const text = wireText(source, notes)
+  const response = source.disposition !== 'success' ? { error: text } : { output: text }
   const body: GeminiFunctionResponse = {
     name: options.name,
     ...(options.id === undefined ? {} : { id: options.id }),

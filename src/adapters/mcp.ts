@@ -2,7 +2,7 @@
  * MCP adapter: a `CallToolResult` with text, image, audio, embedded-resource and
  * resource-link content, `structuredContent` for structured output and `isError`.
  */
-import { toCanonical, toModel, type ResultLike } from '../model.js'
+import { sourceOf, wireText, type ResultLike } from '../model.js'
 import type { ContentPart, JsonValue } from '../types.js'
 
 /** The `_meta` key toolwire sets (to `true`) on an untrusted result and each of its content items. */
@@ -93,15 +93,13 @@ function mcpPart(part: ContentPart, index: number): McpContent {
  *   every content item carry `_meta: { "toolwire/untrusted": true }`.
  */
 export function toMcp(input: ResultLike): McpCallToolResult {
-  const result = toCanonical(input)
-  const view = toModel(result)
-  const untrusted = result.isUntrusted()
-  const meta: McpMeta | undefined = untrusted ? { [MCP_UNTRUSTED_META_KEY]: true } : undefined
-  const items: McpContent[] = [{ type: 'text', text: view.output }, ...(view.parts ?? []).map(mcpPart)]
+  const source = sourceOf(input)
+  const meta: McpMeta | undefined = source.untrusted ? { [MCP_UNTRUSTED_META_KEY]: true } : undefined
+  const items: McpContent[] = [{ type: 'text', text: wireText(source) }, ...(source.parts ?? []).map(mcpPart)]
   const content = meta === undefined ? items : items.map((item) => ({ ...item, _meta: meta }))
-  const data = result.data()
+  const data = source.structured
   const structured =
-    result.isSuccess() && data !== undefined
+    data !== undefined
       ? typeof data === 'object' && data !== null && !Array.isArray(data)
         ? (data as { readonly [key: string]: JsonValue })
         : { result: data }
@@ -109,7 +107,7 @@ export function toMcp(input: ResultLike): McpCallToolResult {
   return {
     content,
     ...(structured === undefined ? {} : { structuredContent: structured }),
-    isError: view.isError,
+    isError: source.disposition !== 'success',
     ...(meta === undefined ? {} : { _meta: meta }),
   }
 }

@@ -19,7 +19,7 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Map, Value};
 
-use crate::model::{base_mime, data_url, degraded_note, stated_text};
+use crate::model::{base_mime, carried_note, data_url, degraded_note, stated_text, wire_text};
 use crate::{ContentPart, PartKind, ToolResult};
 
 /// The `_meta` key set (to `true`) on an untrusted MCP result and on each of its content items.
@@ -36,29 +36,35 @@ pub const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: [&str; 5] = [
     "text/plain",
 ];
 
-/// Renders parts with `render`; a part it cannot carry becomes a note on `wire`.
+/// Renders the result's parts with `render`; a part it cannot carry becomes a note on
+/// `wire`. For an untrusted result a part is rendered without its name, and a named part
+/// gets a note instead, so a tool-chosen name only ever appears inside the delimiter.
 fn split_parts(
-    parts: &[ContentPart],
+    result: &ToolResult,
     wire: &str,
     mut render: impl FnMut(&ContentPart) -> Option<Value>,
 ) -> (Vec<Value>, Vec<String>) {
+    let untrusted = result.is_untrusted();
     let mut carried = Vec::new();
     let mut notes = Vec::new();
-    for part in parts {
-        match render(part) {
-            Some(value) => carried.push(value),
+    for part in result.output().parts() {
+        let named = untrusted && part.name().is_some();
+        let rendered = if named {
+            render(&part.without_name())
+        } else {
+            render(part)
+        };
+        match rendered {
+            Some(value) => {
+                carried.push(value);
+                if named {
+                    notes.push(carried_note(part));
+                }
+            }
             None => notes.push(degraded_note(part, wire)),
         }
     }
     (carried, notes)
-}
-
-fn with_notes(mut text: String, notes: &[String]) -> String {
-    if !notes.is_empty() {
-        text.push('\n');
-        text.push_str(&notes.join("\n"));
-    }
-    text
 }
 
 fn chat_part(part: &ContentPart) -> Option<Value> {
@@ -101,9 +107,8 @@ fn chat_part(part: &ContentPart) -> Option<Value> {
 /// assert_eq!(messages[0].to_string(), r#"{"role":"tool","tool_call_id":"call_1","content":"42"}"#);
 /// ```
 pub fn to_openai_chat(result: &ToolResult, tool_call_id: &str) -> Vec<Value> {
-    let view = result.to_model();
-    let (carried, notes) = split_parts(&view.parts, "a Chat Completions tool message", chat_part);
-    let mut text = with_notes(stated_text(result, &view.output), &notes);
+    let (carried, notes) = split_parts(result, "a Chat Completions tool message", chat_part);
+    let mut text = stated_text(result, &wire_text(result, &notes));
     if !carried.is_empty() {
         text.push_str(&format!(
             "\n[{} attachment(s) of this result follow in the next user message.]",
@@ -165,17 +170,8 @@ fn responses_part(part: &ContentPart) -> Option<Value> {
 /// assert_eq!(item.to_string(), r#"{"type":"function_call_output","call_id":"call_1","output":"42"}"#);
 /// ```
 pub fn to_openai_responses(result: &ToolResult, call_id: &str) -> Value {
-    let view = result.to_model();
-    let text = stated_text(result, &view.output);
-    if view.parts.is_empty() {
-        return json!({ "type": "function_call_output", "call_id": call_id, "output": text });
-    }
-    let (items, notes) = split_parts(
-        &view.parts,
-        "a Responses function_call_output",
-        responses_part,
-    );
-    let text = with_notes(text, &notes);
+    let (items, notes) = split_parts(result, "a Responses function_call_output", responses_part);
+    let text = stated_text(result, &wire_text(result, &notes));
     if items.is_empty() {
         return json!({ "type": "function_call_output", "call_id": call_id, "output": text });
     }
@@ -234,15 +230,14 @@ fn anthropic_part(part: &ContentPart) -> Option<Value> {
 /// assert_eq!(block["is_error"], false);
 /// ```
 pub fn to_anthropic(result: &ToolResult, tool_use_id: &str) -> Value {
-    let view = result.to_model();
-    let (media, notes) = split_parts(&view.parts, "an Anthropic tool_result", anthropic_part);
-    let text = with_notes(view.output, &notes);
+    let (media, notes) = split_parts(result, "an Anthropic tool_result", anthropic_part);
+    let text = wire_text(result, &notes);
     let mut content = Vec::with_capacity(media.len() + 1);
     if !text.is_empty() {
         content.push(json!({ "type": "text", "text": text }));
     }
     content.extend(media);
-    json!({ "type": "tool_result", "tool_use_id": tool_use_id, "is_error": view.is_error, "content": content })
+    json!({ "type": "tool_result", "tool_use_id": tool_use_id, "is_error": !result.is_success(), "content": content })
 }
 
 fn gemini_part(part: &ContentPart) -> Option<Value> {
@@ -272,15 +267,14 @@ fn gemini_part(part: &ContentPart) -> Option<Value> {
 /// assert_eq!(part.to_string(), r#"{"functionResponse":{"name":"lookup","id":"fc_1","response":{"output":"42"}}}"#);
 /// ```
 pub fn to_gemini(result: &ToolResult, name: &str, id: Option<&str>) -> Value {
-    let view = result.to_model();
-    let (parts, notes) = split_parts(&view.parts, "a Gemini functionResponse", gemini_part);
-    let text = with_notes(view.output, &notes);
+    let (parts, notes) = split_parts(result, "a Gemini functionResponse", gemini_part);
+    let text = wire_text(result, &notes);
     let mut body = Map::new();
     body.insert("name".to_owned(), Value::from(name));
     if let Some(id) = id {
         body.insert("id".to_owned(), Value::from(id));
     }
-    let response = if view.is_error {
+    let response = if !result.is_success() {
         json!({ "error": text })
     } else {
         json!({ "output": text })

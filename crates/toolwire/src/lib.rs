@@ -46,4 +46,4 @@ pub use output::{ContentPart, PartKind, ToolOutput};
 pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
 pub use schema::{Issue, SchemaCompileError, SchemaValidator};
-pub use wire::{WireError, WIRE_VERSION};
+pub use wire::{WireError, MAX_VALUE_DEPTH, WIRE_VERSION};

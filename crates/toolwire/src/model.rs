@@ -53,15 +53,7 @@ impl ToolResult {
     /// assert_eq!(view.metadata.unwrap()["pending"]["id"], "c1");
     /// ```
     pub fn to_model(&self) -> ModelView {
-        let text = match self.pending_request() {
-            Some(request) => pending_text(request),
-            None => self.output().as_text().to_owned(),
-        };
-        let output = if self.is_untrusted() {
-            wrap_untrusted(&text)
-        } else {
-            text
-        };
+        let output = wire_text(self, &[]);
         let request = self.pending_request();
         let metadata = if self.metadata().is_some() || request.is_some() {
             let mut map = self.metadata().cloned().unwrap_or_default();
@@ -78,6 +70,26 @@ impl ToolResult {
             parts: self.output().parts().to_vec(),
             metadata,
         }
+    }
+}
+
+/// The text a wire shows of `result`: the output text (or what a pending call waits
+/// for), then `notes` (one line each, for the parts the wire cannot carry), all inside the
+/// untrusted-content delimiter when the result is untrusted, so nothing a tool produced,
+/// an attachment's name included, appears after the closing tag.
+pub(crate) fn wire_text(result: &ToolResult, notes: &[String]) -> String {
+    let mut text = match result.pending_request() {
+        Some(request) => pending_text(request),
+        None => result.output().as_text().to_owned(),
+    };
+    for note in notes {
+        text.push('\n');
+        text.push_str(note);
+    }
+    if result.is_untrusted() {
+        wrap_untrusted(&text)
+    } else {
+        text
     }
 }
 
@@ -224,6 +236,12 @@ pub(crate) fn degraded_note(part: &ContentPart, wire: &str) -> String {
         "[Attachment not shown: {}; {wire} cannot carry it here.]",
         describe_part(part)
     )
+}
+
+/// The line an untrusted result's text gets, inside the delimiter, for a named part a
+/// wire carries without its name.
+pub(crate) fn carried_note(part: &ContentPart) -> String {
+    format!("[Attachment: {}.]", describe_part(part))
 }
 
 /// A `data:` URL of base64 `data`.

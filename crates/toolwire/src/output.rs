@@ -318,6 +318,14 @@ impl ContentPart {
         self.name.as_deref()
     }
 
+    /// The same part without its file name.
+    pub(crate) fn without_name(&self) -> ContentPart {
+        ContentPart {
+            name: None,
+            ..self.clone()
+        }
+    }
+
     /// The decoded byte length of inline data; `None` for a URL part or invalid base64.
     ///
     /// ```

@@ -25,6 +25,52 @@ use crate::{PendingRequest, ToolExecutionError, ToolOutput, ToolResult};
 /// ```
 pub const WIRE_VERSION: u64 = 1;
 
+/// The deepest nesting of arrays and objects a JSON value inside a result may have:
+/// `output.structured`, `error.details`, `refusal.details`, `metadata` (the object itself
+/// counts as one level) and each `pending.changes[].before` / `after`. A scalar has depth
+/// 0, `[]` and `{}` depth 1, `[[1]]` depth 2.
+///
+/// A document with a deeper value is rejected, so every result either language writes
+/// stays well inside the parser's nesting limit and reads back. The Node.js package
+/// reads this number from the core and refuses such values when a result is made (a
+/// tool that returns one fails with "The tool returned a value JSON cannot carry.").
+///
+/// ```
+/// let mut deep = serde_json::json!(1);
+/// for _ in 0..toolwire::MAX_VALUE_DEPTH {
+///     deep = serde_json::json!([deep]);
+/// }
+/// let doc = |v: &serde_json::Value| format!(r#"{{"v":1,"status":"success","output":{{"text":"","structured":{v}}}}}"#);
+/// assert!(toolwire::ToolResult::from_json(&doc(&deep)).is_ok());
+/// let err = toolwire::ToolResult::from_json(&doc(&serde_json::json!([deep]))).unwrap_err();
+/// assert!(err.to_string().contains("nested deeper than 100 levels"));
+/// ```
+pub const MAX_VALUE_DEPTH: usize = 100;
+
+/// Whether `value` nests arrays and objects deeper than `max` levels (without recursion).
+pub(crate) fn deeper_than(value: &Value, max: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        // a container here is level `depth + 1`
+        match value {
+            Value::Array(_) | Value::Object(_) if depth >= max => return true,
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn check_depth(field: &str, value: Option<&Value>) -> Result<(), WireError> {
+    match value {
+        Some(value) if deeper_than(value, MAX_VALUE_DEPTH) => Err(WireError::new(format!(
+            "{field} is nested deeper than {MAX_VALUE_DEPTH} levels"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Why a document is not a valid [`ToolResult`].
 ///
 /// ```
@@ -167,6 +213,31 @@ impl TryFrom<Document> for ToolResult {
             )));
         }
         doc.output.check()?;
+        check_depth("output.structured", doc.output.structured())?;
+        for (field, error) in [("error", &doc.error), ("refusal", &doc.refusal)] {
+            check_depth(
+                &format!("{field}.details"),
+                error.as_ref().and_then(ToolExecutionError::details),
+            )?;
+        }
+        if let Some(metadata) = &doc.metadata {
+            if metadata
+                .values()
+                .any(|v| deeper_than(v, MAX_VALUE_DEPTH - 1))
+            {
+                return Err(WireError::new(format!(
+                    "metadata is nested deeper than {MAX_VALUE_DEPTH} levels"
+                )));
+            }
+        }
+        for change in doc
+            .pending
+            .iter()
+            .flat_map(|p| p.changes().unwrap_or_default())
+        {
+            check_depth("a pending change's before", change.before())?;
+            check_depth("a pending change's after", change.after())?;
+        }
         let given: Vec<&str> = [
             ("error", doc.error.is_some()),
             ("refusal", doc.refusal.is_some()),
