@@ -9,7 +9,7 @@ import { redactChanges } from './redact.js'
 import { refusalError, toolError, ToolResult } from './result.js'
 import type { ContentPart, JsonValue, PendingRequest } from './types.js'
 import type { Issue } from './validate.js'
-import type { CancelledBy } from './view.js'
+import { invalidText, type CancelledBy } from './view.js'
 
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'
@@ -130,8 +130,7 @@ export function parseArgs(argsText: unknown): unknown {
 
 /** The `invalid_args` error of a list of issues; the issues stay in its app-only details. */
 export function invalidError(issues: readonly Issue[]): ReturnType<typeof toolError> {
-  const summary = issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')
-  return toolError('invalid_args', `Invalid arguments: ${summary}`, { details: { issues: issues as unknown as JsonValue } })
+  return toolError('invalid_args', invalidText(issues), { details: { issues: issues as unknown as JsonValue } })
 }
 
 /** The canonical result of a call stopped by `by`. */

@@ -68,8 +68,8 @@ export function pendingText(request: PendingRequest): string {
   return detail === undefined ? `Waiting for ${what}; the call has not run yet.` : `Waiting for ${what}: ${detail}`
 }
 
-/** The model-visible text of the `invalid` view of `issues`. */
-function invalidText(issues: readonly Issue[]): string {
+/** The model-visible text of an `invalid_args` error with `issues` (and of its `invalid` view). */
+export function invalidText(issues: readonly Issue[]): string {
   return `Invalid arguments: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
 }
 
