@@ -87,6 +87,12 @@ export interface CallD {
   readonly ms: number
   /** callMany only: a throwing entry beside the call */
   readonly hostileEntry: boolean
+  /**
+   * What watches the manager: `all` (call_end and error listeners, an evidence store),
+   * `none` (the fast path: nothing to notify), or `throwing` (listeners that read every
+   * field of their event and throw, an evidence store that throws).
+   */
+  readonly observers: 'all' | 'none' | 'throwing'
 }
 
 /** One case of the call properties. */

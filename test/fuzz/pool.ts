@@ -80,13 +80,15 @@ export class CaseRunner {
     private readonly options: RunnerOptions = {},
   ) {}
 
-  private spawn(): Promise<void> {
+  /** A child started ahead of need, so a crash costs no start-up time. */
+  private spare: { child: ChildProcess; ready: Promise<void> } | undefined
+
+  private start(): { child: ChildProcess; ready: Promise<void> } {
     // an address-space limit makes a runaway allocation fail in the child, before the RSS watch or the kernel's OOM killer
     const limit = existsSync(PRLIMIT) ? { execPath: PRLIMIT, execArgv: [`--as=${ADDRESS_SPACE_BYTES}`, process.execPath] } : {}
     const child = fork(this.script, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', ...limit })
     child.stderr?.resume()
-    this.child = child
-    this.ready = new Promise<void>((resolve, reject) => {
+    const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (m: { ready?: boolean }): void => {
         if (m.ready === true) {
           child.off('message', onMessage)
@@ -96,6 +98,15 @@ export class CaseRunner {
       child.on('message', onMessage)
       child.once('exit', (code, signal) => reject(new Error(`the fuzz runner exited before it was ready (code ${code}, signal ${signal})`)))
     })
+    ready.catch(() => undefined)
+    return { child, ready }
+  }
+
+  private spawn(): Promise<void> {
+    const next = this.spare ?? this.start()
+    this.spare = this.start()
+    this.child = next.child
+    this.ready = next.ready
     return this.ready
   }
 
@@ -116,7 +127,7 @@ export class CaseRunner {
     const child = this.child!
     const id = ++this.seq
     const timeoutMs = this.options.caseTimeoutMs ?? 10_000
-    const maxRss = this.options.maxRssMiB ?? 1536
+    const maxRss = this.options.maxRssMiB ?? 1024
     return new Promise<Report>((resolve) => {
       let done = false
       const finish = (report: Report, kill: boolean): void => {
@@ -154,7 +165,9 @@ export class CaseRunner {
 
   close(): void {
     this.child?.kill('SIGKILL')
+    this.spare?.child.kill('SIGKILL')
     this.child = undefined
+    this.spare = undefined
   }
 }
 
@@ -162,15 +175,12 @@ export class CaseRunner {
 export const BLOCK_LIMIT_MS = 100
 
 /**
- * Runs a case; when it blocked the event loop longer than the budget, runs it again
- * alone in another process (once to warm that code path, once measured), and keeps the
- * block only when it happens again: a loaded CI machine or a one-time compilation is
- * not a blocked event loop.
+ * Confirms a block a case's report shows: runs the case again alone in another process
+ * (once to warm that code path, once measured), and keeps the block only when it happens
+ * again: a loaded CI machine or a one-time compilation is not a blocked event loop.
  */
-export async function runWithBlockCheck(runner: CaseRunner, alone: CaseRunner, op: Op): Promise<Report> {
-  const report = await runner.run(op)
+export async function confirmBlock(report: Report, alone: CaseRunner, op: Op): Promise<Report> {
   if (report.maxGapMs <= BLOCK_LIMIT_MS || report.violations.some((v) => v.startsWith('crash:'))) return report
-  // the first run in the other process pays for first compilations on this path; the second is measured
   await alone.run(op)
   const again = await alone.run(op)
   if (again.maxGapMs <= BLOCK_LIMIT_MS) return { ...report, maxGapMs: again.maxGapMs }

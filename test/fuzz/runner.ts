@@ -9,6 +9,7 @@
  * case (it would end a production process) and the runner keeps serving.
  */
 import { PassThrough } from 'node:stream'
+import { isDeepStrictEqual } from 'node:util'
 import { CallToolResultSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import {
   ToolManager,
@@ -409,17 +410,20 @@ async function checkCopies(view: CallResult, live: Map<string, string>, v: strin
 // ------------------------------------------------------------------ op: call
 
 function bodyOf(d: Body, probe: { n: number }): (input: unknown, ctx: ToolContext) => unknown {
+  // the value the body returns or throws is built before the call: building a large one is
+  // the tool's work, not toolwire's, and stays out of the event-loop measure
+  const pre = 'v' in d ? hv(d.v) : undefined
   return (_input, ctx) => {
     if (probe.n++ > 0) return 'probe'
     switch (d.b) {
       case 'return': {
-        const v = hv(d.v)
+        const v = pre
         return d.how === 'sync' ? v : d.how === 'promise' ? Promise.resolve().then(() => v) : new Promise((r) => setTimeout(() => r(v), 2))
       }
       case 'throw':
-        throw hv(d.v)
+        throw pre
       case 'reject':
-        return d.how === 'promise' ? Promise.reject(hv(d.v)) : new Promise((_, rej) => setTimeout(() => rej(hv(d.v)), 2))
+        return d.how === 'promise' ? Promise.reject(pre) : new Promise((_, rej) => setTimeout(() => rej(pre), 2))
       case 'hangSignal': {
         const signal = ctx.signal
         return new Promise((resolve, reject) => {
@@ -440,7 +444,7 @@ function bodyOf(d: Body, probe: { n: number }): (input: unknown, ctx: ToolContex
             throw hv(d.v)
           })
         else setTimeout(() => void ctx.signal.aborted, 1)
-        return hv(d.v)
+        return pre
       }
     }
   }
@@ -546,6 +550,45 @@ function nameOf(d: CallCase, registered: string): unknown {
 
 let seq = 0
 
+/** An evidence store whose every write fails. */
+class ThrowingEvidence {
+  append(): void {
+    throw secretError()
+  }
+  readAll(): Promise<readonly EvidenceRecord[]> {
+    return Promise.reject(secretError())
+  }
+}
+
+/** The first object in `v` that is not frozen, as a path, or undefined. */
+function unfrozen(v: unknown, path = '', seen = new Set<unknown>()): string | undefined {
+  if (typeof v !== 'object' || v === null || seen.has(v)) return undefined
+  seen.add(v)
+  if (!Object.isFrozen(v)) return path || '(root)'
+  for (const key of Object.keys(v)) {
+    const bad = unfrozen((v as Record<string, unknown>)[key], `${path}/${key}`, seen)
+    if (bad !== undefined) return bad
+  }
+  return undefined
+}
+
+/** A view has a status, is deeply frozen, and survives JSON and structuredClone unchanged. */
+function checkView(view: CallResult, i: number, v: string[]): void {
+  if (typeof view.status !== 'string') v.push(`view: result ${i} has no status`)
+  const bad = unfrozen(view)
+  if (bad !== undefined) v.push(`view: result ${i} (${String(view.status)}) is not deeply frozen at ${bad}`)
+  try {
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(view)), { ...view })) v.push(`view: result ${i} (${String(view.status)}) changes in a JSON round trip`)
+  } catch (err) {
+    v.push(`view: result ${i} (${String(view.status)}) is not JSON-safe (${describeThrown(err)})`)
+  }
+  try {
+    if (!isDeepStrictEqual(structuredClone(view), { ...view })) v.push(`view: result ${i} (${String(view.status)}) changes in structuredClone`)
+  } catch (err) {
+    v.push(`view: result ${i} (${String(view.status)}) cannot be structured-cloned (${describeThrown(err)})`)
+  }
+}
+
 /** Evidence records kept in memory, to scan them. */
 class MemoryEvidence {
   readonly records: EvidenceRecord[] = []
@@ -559,8 +602,9 @@ class MemoryEvidence {
 
 async function runCall(d: CallCase): Promise<string[]> {
   const v = current
-  const evidence = new MemoryEvidence()
-  const tm = new ToolManager({ development: true, evidence })
+  const observers = d.call.observers
+  const evidence = observers === 'none' ? undefined : observers === 'all' ? new MemoryEvidence() : new ThrowingEvidence()
+  const tm = new ToolManager(evidence === undefined ? { development: true } : { development: true, evidence })
   const name = `t${++seq}`
   const probe = { n: 0 }
   try {
@@ -570,8 +614,19 @@ async function runCall(d: CallCase): Promise<string[]> {
     return v
   }
   const ends: ToolEvents['call_end'][] = []
-  tm.on('call_end', (e) => void ends.push(e))
-  tm.on('error', () => undefined)
+  if (observers !== 'none') tm.on('call_end', (e) => void ends.push(e))
+  if (observers === 'all') tm.on('error', () => undefined)
+  if (observers === 'throwing') {
+    const readAll = (e: object): never => {
+      // a listener that reads every field it is given, then throws
+      for (const value of Object.values(e)) void String(value)
+      throw secretError()
+    }
+    tm.on('error', readAll)
+    tm.on('call_end', readAll)
+    tm.on('call_start', readAll)
+    tm.on('progress', () => Promise.reject(secretError()))
+  }
 
   const ac = new AbortController()
   const callId = `fz-${seq}`
@@ -610,25 +665,26 @@ async function runCall(d: CallCase): Promise<string[]> {
   }
   const nameArg = nameOf(d, name)
   const input = inputOf(d)
+  let text: unknown
+  if (d.call.via === 'callJson') {
+    try {
+      text = JSON.stringify(input) ?? 'null'
+    } catch {
+      text = input
+    }
+  }
+  const calls: unknown[] = [{ name: nameArg, input, options }]
+  if (d.call.hostileEntry) calls.push(hv({ k: 'getterThrows', keys: ['name', 'args', 'input', 'options'], thrown: { k: 'error', ctor: 'Error' } }), null, 7)
+  // building the case is done: what follows is toolwire's work
+  resetGap()
 
   let settledCount = 0
   let views: CallResult[] = []
   let promise: Promise<unknown>
   try {
     if (d.call.via === 'call') promise = tm.call(nameArg as string, input, options as never)
-    else if (d.call.via === 'callJson') {
-      let text: unknown
-      try {
-        text = JSON.stringify(input) ?? 'null'
-      } catch {
-        text = input
-      }
-      promise = tm.callJson(nameArg as string, text as string, options as never)
-    } else {
-      const calls: unknown[] = [{ name: nameArg, input, options }]
-      if (d.call.hostileEntry) calls.push(hv({ k: 'getterThrows', keys: ['name', 'args', 'input', 'options'], thrown: { k: 'error', ctor: 'Error' } }), null, 7)
-      promise = tm.callMany(calls as never)
-    }
+    else if (d.call.via === 'callJson') promise = tm.callJson(nameArg as string, text as string, options as never)
+    else promise = tm.callMany(calls as never)
   } catch (err) {
     v.push(`settle: ${d.call.via} threw synchronously (${describeThrown(err)})`)
     return v
@@ -665,7 +721,9 @@ async function runCall(d: CallCase): Promise<string[]> {
       v.push(`settle: result ${i} is not a view`)
       continue
     }
-    if (typeof view.status !== 'string') v.push(`view: result ${i} has no status`)
+    pauseGap()
+    checkView(view, i, v)
+    resumeGap()
     const live = await renderAll(view, `result ${i} (${String(view.status)})`, v)
     scanSecrets(live, `result ${i} (${String(view.status)})`, v)
     await checkCopies(view, live, v)
@@ -675,6 +733,7 @@ async function runCall(d: CallCase): Promise<string[]> {
   const perCall = new Map<string, number>()
   for (const e of ends) perCall.set(e.callId, (perCall.get(e.callId) ?? 0) + 1)
   for (const [id, n] of perCall) if (n !== 1) v.push(`settle: ${n} call_end events for one call (${id === callId ? 'the fuzzed call' : 'another'})`)
+  if (observers !== 'none' && perCall.size < views.length) v.push(`settle: ${views.length - perCall.size} call(s) settled without a call_end event`)
   if (settledCount !== 1) v.push(`settle: the promise settled ${settledCount} times`)
   for (const e of ends) {
     let record: string
@@ -685,9 +744,9 @@ async function runCall(d: CallCase): Promise<string[]> {
       continue
     }
     if (record.includes(SECRET)) v.push(`secret: ${SECRET} appears in the call_end record`)
-    if (strings(e.view).join('\u0000').includes(SECRET)) v.push(`secret: ${SECRET} appears in the call_end view`)
+    if (strings(e.view).join('\u0000').includes(SECRET)) v.push(`secret: ${SECRET} appears in the call_end view (${String(e.view.status)})`)
   }
-  for (const r of evidence.records) {
+  for (const r of evidence instanceof MemoryEvidence ? evidence.records : []) {
     let text: string
     try {
       text = JSON.stringify(r)
@@ -771,7 +830,7 @@ function schemaInputOf(d: SchemaInput): unknown {
       return d.v
     case 'deep': {
       let v: unknown = 1
-      for (let i = 0; i < d.depth; i++) v = d.arrays ? [v] : { n: v, a: v }
+      for (let i = 0; i < d.depth; i++) v = d.arrays ? [v, 1] : { n: v, a: 1 }
       return v
     }
     case 'redos':
@@ -789,16 +848,21 @@ async function runSchema(d: SchemaCase): Promise<string[]> {
   tm.on('error', () => undefined)
   const ends: ToolEvents['call_end'][] = []
   tm.on('call_end', (e) => void ends.push(e))
+  // the schemas and the inputs' JSON text are built before the measure starts
+  const inputSchema = schemaTree(d.schema)
+  const outputSchema = schemaTree(d.schema)
+  const texts = d.inputs.map((input) => JSON.stringify(schemaInputOf(input)))
+  await tick()
+  resetGap()
   try {
-    tm.register({ name: 's', inputSchema: schemaTree(d.schema) as never, outputSchema: schemaTree(d.schema) as never, run: () => ({ ok: 1 }) })
+    tm.register({ name: 's', inputSchema: inputSchema as never, outputSchema: outputSchema as never, run: () => ({ ok: 1 }) })
   } catch {
     return v // rejected at registration: allowed
   }
-  for (const input of d.inputs) {
-    const value = schemaInputOf(input)
+  for (const text of texts) {
     let view: CallResult | 'late'
+    await tick()
     try {
-      const text = JSON.stringify(value)
       view = await Promise.race([tm.callJson('s', text), sleep(3000).then(() => 'late' as const)])
     } catch (err) {
       v.push(`settle: callJson threw synchronously (${describeThrown(err)})`)
@@ -1084,28 +1148,11 @@ process.on('message', (msg: { id: number; op: Op }) => {
     process.send!({ id: msg.id, report })
   })()
 })
-/** A fresh process pays for first compilations (ajv, the core, the SDK's zod schemas): pay them before the first measured case. */
+/** Loads what every case needs (ajv, the core's validator) before the first case. */
 async function warmUp(): Promise<void> {
-  const tool: ToolD = { schema: 'secretChecks', sensitive: true, confirm: 'none', summarize: 'none', preview: 'none', permission: 'none', untrusted: true, outputSchema: true, limit: 1 }
-  const call = { via: 'call', name: 'registered', input: 'secrets', inputHV: { k: 'json', v: 1 }, options: 'timeout', ms: 1, hostileEntry: false } as const
-  for (const schema of ['object', 'secretChecks', 'core'] as const) {
-    await runCall({ tool: { ...tool, schema }, body: { b: 'return', v: { k: 'json', v: { n: 1 } }, how: 'sync' }, call })
-    await runCall({ tool: { ...tool, schema, confirm: 'true' }, body: { b: 'throw', v: { k: 'error', ctor: 'Error' } }, call: { ...call, via: 'callMany' } })
-  }
-  await runSchema({ schema: { s: 'secretChecks', core: false }, inputs: [{ i: 'secret' }] })
-  await runSchema({ schema: { s: 'secretChecks', core: true }, inputs: [{ i: 'secret' }] })
-  runDecode({ text: '{"v":1,"status":"success","output":{"text":"x"}}', canonical: true })
-  runDecode({ text: '{"v":1,"status":"nope","output":{"text":"x"}}', canonical: false })
-  const shapes = ['ok', 'noName', 'nameNumber', 'argsArray', 'argsString', 'argsNull', 'paramsArray', 'noParams'] as const
-  await runMcp({
-    frames: [
-      ...shapes.map((paramsShape) => ({ f: 'call' as const, tool: 'echo', args: { text: 'x' }, paramsShape })),
-      { f: 'request', method: 'tools/list', params: undefined, idKind: 'int' },
-      { f: 'raw', line: '{' },
-      { f: 'raw', line: '[]' },
-    ],
-    initialize: true,
-  })
+  const tool: ToolD = { schema: 'core', sensitive: true, confirm: 'none', summarize: 'none', preview: 'none', permission: 'none', untrusted: true, outputSchema: true, limit: 1 }
+  const call = { via: 'call', name: 'registered', input: 'secrets', inputHV: { k: 'json', v: 1 }, options: 'none', ms: 1, hostileEntry: false, observers: 'all' } as const
+  await runCall({ tool, body: { b: 'return', v: { k: 'json', v: { n: 1 } }, how: 'sync' }, call })
   current = []
 }
 
