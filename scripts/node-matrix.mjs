@@ -114,7 +114,7 @@ async function runSuite(node, vitestArgs, timeoutMinutes) {
       failed: r.numFailedTests,
       skipped: r.numPendingTests + r.numTodoTests,
       total: r.numTotalTests,
-      failedFiles: r.numFailedTestSuites,
+      failedFiles: r.testResults.filter((file) => file.status === 'failed').length,
       failures: r.testResults.flatMap((file) => {
         const name = file.name.slice(root.length + 1)
         const tests = file.assertionResults.filter((t) => t.status === 'failed').map((t) => `${name} > ${t.fullName}`)
