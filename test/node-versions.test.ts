@@ -1,0 +1,68 @@
+// The tooling that runs the suite and the benchmark on each supported Node.js major.
+import { describe, expect, it } from 'vitest'
+import { SUPPORTED_NODE, nodeSupport } from '../src/engine.js'
+// @ts-expect-error: plain .mjs scripts, no declarations
+import { compare } from '../bench/versions.mjs'
+// @ts-expect-error: plain .mjs scripts, no declarations
+import { MAJORS, PINNED, nodeFor } from '../scripts/node-matrix.mjs'
+
+interface Pin {
+  version: string
+  integrity: string
+}
+
+describe('scripts/node-matrix.mjs', () => {
+  it('pins one build for each supported major, and each is supported', () => {
+    expect(MAJORS).toEqual([20, 22, 24])
+    for (const [major, pin] of Object.entries(PINNED as Record<string, Pin>)) {
+      expect(pin.version.split('.')[0]).toBe(major)
+      expect(nodeSupport(pin.version)).toBe('supported')
+      expect(pin.integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/)
+    }
+    expect(SUPPORTED_NODE.split(' || ').map((r) => Number(r.slice(1).split('.')[0]))).toEqual(MAJORS)
+  })
+
+  it("uses this machine's node for its own major", () => {
+    const own = Number(process.versions.node.split('.')[0])
+    expect(nodeFor(own)).toEqual({ major: own, bin: process.execPath, version: process.version, v8: process.versions.v8, own: true })
+  })
+})
+
+describe('bench/versions.mjs compare', () => {
+  const run = (callJson: number, ratio: number, heap: number) => ({
+    groups: [
+      {
+        tables: [
+          {
+            key: 'single',
+            baselines: [{ role: 'ajv', label: 'ajv' }],
+            rows: [
+              { name: 'hand-written', role: 'ajv', status: 'ok', median: callJson / ratio, ratios: { ajv: 1 } },
+              { name: 'toolwire tm.callJson', role: null, status: 'ok', median: callJson, ratios: { ajv: ratio } },
+              { name: 'peer that does not validate', role: null, status: 'not-validating' },
+            ],
+          },
+        ],
+      },
+      { memory: [{ name: 'toolwire views', role: null, status: 'ok', retained: { heapBytesPerResult: heap, externalBytesPerResult: 0, ratioToPlain: heap / 96 } }] },
+    ],
+  })
+
+  it("puts each version's ratio to the baseline side by side, and each later version's against the first", () => {
+    const node = (major: number) => ({ major, version: `v${major}.0.0`, v8: 'x' })
+    const { table, markdown } = compare([
+      { node: node(20), result: run(2600, 2.6, 240) },
+      { node: node(24), result: run(2000, 2.0, 192) },
+    ])
+    expect(table).toEqual([
+      { table: 'single', row: 'toolwire tm.callJson', base: 'ajv', unit: 'ns', ratios: [2.6, 2.0], medians: [2600, 2000], vsFirst: [2.0 / 2.6] },
+      { table: 'memory', row: 'toolwire views', base: 'plain', unit: 'B', ratios: [240 / 96, 2], medians: [240, 192], vsFirst: [2 / 2.5] },
+    ])
+    expect(markdown.split('\n')).toEqual([
+      '| table | row | Node 20 × base | Node 24 × base | 24 vs 20 (× base) | Node 20 median | Node 24 median |',
+      '|---|---|---:|---:|---:|---:|---:|',
+      '| single | toolwire tm.callJson | 2.60× | 2.00× | 0.77× | 2,600 ns | 2,000 ns |',
+      '| memory | toolwire views | 2.50× | 2.00× | 0.80× | 240 B | 192 B |',
+    ])
+  })
+})
