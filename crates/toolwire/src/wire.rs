@@ -345,3 +345,66 @@ impl<'de> Deserialize<'de> for ToolResult {
         ToolResult::try_from(doc).map_err(de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::MAX_VALUE_DEPTH;
+    use crate::ToolResult;
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(json!(1), |v, i| {
+            if i % 2 == 0 {
+                json!([v])
+            } else {
+                json!({ "k": v })
+            }
+        })
+    }
+
+    #[test]
+    fn a_number_reads_back_as_the_same_number() {
+        // without serde_json's float_roundtrip this drifts by one ulp per round trip
+        let text = r#"{"v":1,"status":"success","output":{"text":"","structured":7.724550086754665e-159}}"#;
+        let once = ToolResult::from_json(text).unwrap().to_json();
+        assert_eq!(once, text);
+        assert_eq!(ToolResult::from_json(&once).unwrap().to_json(), text);
+    }
+
+    #[test]
+    fn every_free_form_value_nests_at_most_max_value_depth() {
+        let at = nested(MAX_VALUE_DEPTH);
+        let over = nested(MAX_VALUE_DEPTH + 1);
+        let docs = |v: &Value| {
+            [
+                json!({ "v": 1, "status": "success", "output": { "text": "", "structured": v } }),
+                json!({ "v": 1, "status": "error", "output": { "text": "" },
+                        "error": { "kind": "other", "message": "", "retryable": false, "details": v } }),
+                json!({ "v": 1, "status": "refused", "output": { "text": "" },
+                        "refusal": { "kind": "permission_denied", "message": "", "retryable": false, "details": v } }),
+                json!({ "v": 1, "status": "pending", "output": { "text": "" },
+                        "pending": { "id": "p", "kind": "confirmation", "changes": [{ "path": "/a", "before": v }] } }),
+                json!({ "v": 1, "status": "pending", "output": { "text": "" },
+                        "pending": { "id": "p", "kind": "confirmation", "changes": [{ "path": "/a", "after": v }] } }),
+            ]
+        };
+        for doc in docs(&at) {
+            assert!(ToolResult::from_json(&doc.to_string()).is_ok(), "{doc}");
+        }
+        for doc in docs(&over) {
+            let err = ToolResult::from_json(&doc.to_string()).unwrap_err();
+            assert!(
+                err.to_string().contains("nested deeper than 100 levels"),
+                "{err}"
+            );
+        }
+        // metadata: the object itself is one level
+        let meta = |v: &Value| {
+            json!({ "v": 1, "status": "success", "output": { "text": "" }, "metadata": { "k": v } })
+                .to_string()
+        };
+        assert!(ToolResult::from_json(&meta(&nested(MAX_VALUE_DEPTH - 1))).is_ok());
+        assert!(ToolResult::from_json(&meta(&at)).is_err());
+    }
+}
