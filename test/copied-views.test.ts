@@ -14,11 +14,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { toAnthropic, toGemini, toMcp, toOpenAIChat, toOpenAIResponses } from '../src/adapters/index.js'
 import {
+  MAX_VALUE_DEPTH,
   ToolManager,
   ToolResult,
   ToolwireWireError,
   canonicalOf,
   invalid,
+  modelTextOf,
   ok,
   refuse,
   refusalError,
@@ -27,7 +29,7 @@ import {
   type ContentPart,
   type JsonValue,
 } from '../src/index.js'
-import { MAX_VALUE_DEPTH, toFrozenJson } from '../src/json.js'
+import { toFrozenJson } from '../src/json.js'
 import { toModel, UNTRUSTED_CLOSE } from '../src/model.js'
 import { viewOf } from '../src/view.js'
 
@@ -199,6 +201,11 @@ describe('a copied view renders as the live view on every wire', () => {
     expect(toAnthropic(copy, { toolUseId: 't' }).content.map((c) => c.type)).toEqual(['text', 'image'])
     expect(toModel(JSON.parse(JSON.stringify(views[0])) as CallResult).output).toContain('<untrusted-content>')
     expect(toModel(structuredClone(views[1])).output).toContain('<untrusted-content>')
+    // a view states its model text only when its status fields do not give it
+    expect(views[3]).toMatchObject({ status: 'ok', data: [1, 2, 3], modelText: 'three rows' })
+    expect(modelTextOf(views[3]!)).toBe('three rows')
+    expect(modelTextOf(views[9]!)).toBe('Invalid arguments: /q: too short')
+    expect(views[9]).not.toHaveProperty('modelText')
   })
 
   it('the view fields are small: a plain trusted result carries none of them', async () => {
