@@ -108,6 +108,65 @@ export class BatchSink {
   }
 }
 
+type AbortListener = ((this: AbortSignal, event: Event) => unknown) | { handleEvent(event: Event): unknown }
+
+/**
+ * Makes the `abort` listeners a tool adds to its own signal (with `addEventListener` or
+ * `onabort`) unable to end the process: Node reports a listener's throw, or its rejected
+ * promise, as an uncaught exception, and the abort is dispatched by the runtime (a timeout,
+ * a cancel). Such errors go to `onError` (the `error` event) instead. Other event types
+ * and removal work as on any signal.
+ */
+function containAbortListeners(signal: AbortSignal, onError: (err: unknown) => void): void {
+  const add = signal.addEventListener
+  const remove = signal.removeEventListener
+  const wrappers = new WeakMap<object, (event: Event) => void>()
+  const wrap = (listener: AbortListener): ((event: Event) => void) => {
+    let w = wrappers.get(listener)
+    if (w === undefined) {
+      w = (event: Event): void => {
+        try {
+          const r = typeof listener === 'function' ? listener.call(signal, event) : listener.handleEvent(event)
+          if (typeof r === 'object' && r !== null) when(r, () => undefined, onError)
+        } catch (err) {
+          onError(err)
+        }
+      }
+      wrappers.set(listener, w)
+    }
+    return w
+  }
+  const contained = (type: unknown, listener: unknown): listener is AbortListener =>
+    type === 'abort' && ((typeof listener === 'object' && listener !== null) || typeof listener === 'function')
+  const onabort = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'onabort')
+  let handler: unknown = null
+  Object.defineProperties(signal, {
+    addEventListener: {
+      value(this: AbortSignal, type: string, listener: unknown, options?: unknown) {
+        return add.call(this, type, (contained(type, listener) ? wrap(listener) : listener) as EventListener, options as AddEventListenerOptions)
+      },
+      configurable: true,
+      writable: true,
+    },
+    removeEventListener: {
+      value(this: AbortSignal, type: string, listener: unknown, options?: unknown) {
+        const w = contained(type, listener) ? wrappers.get(listener) : undefined
+        return remove.call(this, type, (w ?? listener) as EventListener, options as EventListenerOptions)
+      },
+      configurable: true,
+      writable: true,
+    },
+    onabort: {
+      get: () => handler,
+      set(this: AbortSignal, value: unknown) {
+        handler = value
+        onabort?.set?.call(this, typeof value === 'function' ? wrap(value as AbortListener) : value)
+      },
+      configurable: true,
+    },
+  })
+}
+
 /** The largest delay `setTimeout` can represent; a longer timeout never fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -211,6 +270,7 @@ export class Call implements ToolContext {
   #getSignal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController()
+      containAbortListeners(this.#controller.signal, (err) => this.#tm.reportError(this.callId, this.#entry.name, err))
       if (this.#settled) this.#controller.abort()
     }
     return this.#controller.signal

@@ -278,6 +278,52 @@ describe('a hostile throw or return settles the call once, releases its slot, an
     expect(await tm.call('t', { case: 'hostile' })).toMatchObject({ status: 'ok', data: { first: true } })
   })
 
+  it("abort listeners a tool adds to its signal cannot end the process when a timeout or a cancel aborts it", async () => {
+    const tm = new ToolManager()
+    const errors: string[] = []
+    tm.on('error', (e) => errors.push(e.message))
+    let removedCalled = false
+    let plainCalled = 0
+    tm.register({
+      name: 't',
+      inputSchema: { type: 'object' },
+      run: (_input, ctx: ToolContext) => {
+        const signal = ctx.signal
+        signal.addEventListener('abort', () => throwing('listener'))
+        signal.addEventListener('abort', async () => {
+          await null
+          throwing('async listener')
+        })
+        signal.addEventListener('abort', { handleEvent: () => throwing('handleEvent') })
+        signal.onabort = () => throwing('onabort')
+        const removed = (): void => {
+          removedCalled = true
+        }
+        signal.addEventListener('abort', removed)
+        signal.removeEventListener('abort', removed)
+        const plain = (): void => {
+          plainCalled++
+        }
+        // the same listener twice is one listener, as on any signal
+        signal.addEventListener('abort', plain)
+        signal.addEventListener('abort', plain)
+        return new Promise(() => undefined)
+      },
+    })
+    const timedOut = await tm.call('t', {}, { timeoutMs: 1 })
+    expect(timedOut).toMatchObject({ status: 'error', kind: 'timeout' })
+    const p = tm.call('t', {}, { callId: 'x' })
+    expect(tm.cancel('x')).toBe(true)
+    expect(await p).toMatchObject({ status: 'cancelled' })
+    await new Promise((r) => setImmediate(r))
+    expect(removedCalled).toBe(false)
+    expect(plainCalled).toBe(2)
+    expect(errors.filter((m) => m === 'hostile async listener')).toHaveLength(2)
+    expect(errors.filter((m) => m === 'hostile listener')).toHaveLength(2)
+    expect(errors.filter((m) => m === 'hostile handleEvent')).toHaveLength(2)
+    expect(errors.filter((m) => m === 'hostile onabort')).toHaveLength(2)
+  })
+
   it('the error event carries a message even when the thrown value cannot be printed', async () => {
     const tm = managerWith(() => {
       throw Object.create(null)
@@ -829,12 +875,16 @@ describe('in a process (dist/, subprocesses): hostile tools do not end the proce
     })
   }, 180_000)
 
-  it('toolwire call: a never-settling thenable ends with --timeout; a stray rejection of the tool is noted, not fatal', async () => {
+  it('toolwire call: a never-settling thenable ends with --timeout; a throwing abort listener and a stray rejection of the tool are not fatal', async () => {
     const [never, floating, debug] = await Promise.all([
       run([cli, 'call', 'never', '--module', toolModule, '--timeout', '50']),
       run([cli, 'call', 'floating', '--module', toolModule]),
       run([cli, 'call', 'floating', '--module', toolModule], { TOOLWIRE_DEBUG: '1' }),
     ])
+    const listener = await run([cli, 'call', 'abort_listener_throws', '--module', toolModule, '--timeout', '50'])
+    expect(listener.signal).toBe(null)
+    expect(listener.code).toBe(1)
+    expect(JSON.parse(listener.out)).toMatchObject({ status: 'error', kind: 'timeout' })
     expect(never.code).toBe(1)
     expect(JSON.parse(never.out)).toMatchObject({ status: 'error', kind: 'timeout' })
     expect(floating.code).toBe(0)
