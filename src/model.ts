@@ -300,6 +300,9 @@ function unnamed(part: ContentPart): ContentPart {
   return rest
 }
 
+/** The image formats OpenAI (Chat and Responses) and Anthropic accept (the Rust core's `WEB_IMAGES`). */
+export const WEB_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
+
 /** A `data:` URL of a base64 part. */
 export function dataUrl(part: ContentPart & { readonly data: string }): string {
   return `data:${part.mimeType};base64,${part.data}`

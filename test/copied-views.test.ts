@@ -150,6 +150,9 @@ describe('a copied view renders as the live view on every wire', () => {
   it('property: every disposition, untrusted content, parts, custom output, pending and refusals (2,000 results)', () => {
     fc.assert(
       fc.property(resultArb, (result) => {
+        // the core reads back every result TypeScript makes, to the same bytes
+        const text = result.toJSONText()
+        expect(ToolResult.fromJSON(text).toJSONText()).toBe(text)
         const view = viewOf(result, 'c1')
         // the live view renders as its canonical result
         expect(renderAll(view)).toEqual(renderAll(result))

@@ -2,7 +2,7 @@
  * Anthropic adapter: a `tool_result` content block with `is_error` set explicitly,
  * text plus `image` and `document` blocks.
  */
-import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from '../model.js'
+import { baseMime, renderParts, sourceOf, WEB_IMAGE_TYPES, wireText, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 /** An Anthropic text block. */
@@ -49,13 +49,11 @@ export interface AnthropicOptions {
   readonly toolUseId: string
 }
 
-const IMAGE_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
-
 function anthropicPart(part: ContentPart): AnthropicToolResultContent | undefined {
   const mime = baseMime(part.mimeType)
   const title = part.name
   if (part.type === 'image') {
-    if (!IMAGE_TYPES.has(mime)) return undefined
+    if (!WEB_IMAGE_TYPES.has(mime)) return undefined
     if (part.data !== undefined) return { type: 'image', source: { type: 'base64', media_type: mime as AnthropicImageMediaType, data: part.data } }
     return part.url === undefined ? undefined : { type: 'image', source: { type: 'url', url: part.url } }
   }

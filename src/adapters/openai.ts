@@ -3,7 +3,7 @@
  * `user` message) and the Responses API (`function_call_output` item whose output
  * carries text, images and files).
  */
-import { baseMime, dataUrl, renderParts, sourceOf, statedText, wireText, type ResultLike } from '../model.js'
+import { baseMime, dataUrl, renderParts, sourceOf, statedText, WEB_IMAGE_TYPES, wireText, type ResultLike } from '../model.js'
 import type { ContentPart } from '../types.js'
 
 // ---- Chat Completions -------------------------------------------------------------
@@ -57,9 +57,6 @@ export interface OpenAIChatOptions {
   readonly toolCallId: string
 }
 
-/** Image formats Chat Completions and the Responses API accept. */
-const OPENAI_IMAGES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
-
 function chatAudioFormat(mimeType: string): 'wav' | 'mp3' | undefined {
   const m = baseMime(mimeType)
   if (m === 'audio/wav' || m === 'audio/x-wav' || m === 'audio/wave' || m === 'audio/vnd.wave') return 'wav'
@@ -69,7 +66,7 @@ function chatAudioFormat(mimeType: string): 'wav' | 'mp3' | undefined {
 
 function chatPart(part: ContentPart): OpenAIChatUserPart | undefined {
   const mime = baseMime(part.mimeType)
-  if (part.type === 'image' && OPENAI_IMAGES.has(mime)) {
+  if (part.type === 'image' && WEB_IMAGE_TYPES.has(mime)) {
     const url = part.data !== undefined ? dataUrl({ ...part, data: part.data }) : part.url
     return url === undefined ? undefined : { type: 'image_url', image_url: { url } }
   }
@@ -151,7 +148,7 @@ export interface OpenAIResponsesOptions {
 function responsesPart(part: ContentPart): OpenAIResponsesOutputItem | undefined {
   if (part.type === 'audio') return undefined
   if (part.type === 'image') {
-    if (!OPENAI_IMAGES.has(baseMime(part.mimeType))) return undefined
+    if (!WEB_IMAGE_TYPES.has(baseMime(part.mimeType))) return undefined
     const url = part.data !== undefined ? dataUrl({ ...part, data: part.data }) : part.url
     return url === undefined ? undefined : { type: 'input_image', image_url: url, detail: 'auto' }
   }
