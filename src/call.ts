@@ -261,9 +261,11 @@ export class Call implements ToolContext {
 
   reportProgress(progress: number, total?: number, message?: string): void {
     if (this.#settled || !this.#tm.hasListeners('progress')) return
+    // what reaches listeners (and the MCP wire) is a finite number and a string, nothing else the tool made
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) return
     const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
-    if (total !== undefined) event.total = total
-    if (message !== undefined) event.message = message
+    if (typeof total === 'number' && Number.isFinite(total)) event.total = total
+    if (typeof message === 'string') event.message = message
     this.#tm.emit('progress', event)
   }
 

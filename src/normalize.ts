@@ -123,7 +123,14 @@ export function parseArgs(argsText: unknown): unknown {
     if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
     return JSON.parse(argsText)
   } catch (err) {
-    const message = `The arguments are not valid JSON: ${(err as Error).message}`
+    // the parser's own message quotes the text (which may hold a secret): only the position is kept
+    const position = /at position (\d+)/.exec(describeThrown(err).message)?.[1]
+    const message =
+      typeof argsText !== 'string'
+        ? `The arguments must be JSON text, not ${argsText === null ? 'null' : typeof argsText}`
+        : position === undefined
+          ? 'The arguments are not valid JSON'
+          : `The arguments are not valid JSON (at position ${position})`
     return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })])))
   }
 }

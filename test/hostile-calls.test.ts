@@ -785,6 +785,51 @@ describe('redaction', () => {
   })
 })
 
+describe('progress', () => {
+  it('only a finite number and a string message reach progress listeners', async () => {
+    const tm = new ToolManager()
+    const events: ToolEvents['progress'][] = []
+    tm.on('progress', (e) => events.push(e))
+    tm.register({
+      name: 't',
+      inputSchema: { type: 'object' },
+      run: (_input, ctx: ToolContext) => {
+        const { proxy, revoke } = Proxy.revocable({}, {})
+        revoke()
+        ctx.reportProgress(proxy as never)
+        ctx.reportProgress(1n as never)
+        ctx.reportProgress(Number.NaN)
+        ctx.reportProgress(1, proxy as never, proxy as never)
+        ctx.reportProgress(2, 4, 'half')
+        return 'done'
+      },
+    })
+    expect(await tm.call('t', {})).toMatchObject({ status: 'ok' })
+    expect(events.map(({ progress, total, message }) => ({ progress, total, message }))).toEqual([
+      { progress: 1, total: undefined, message: undefined },
+      { progress: 2, total: 4, message: 'half' },
+    ])
+    expect(events.every((e) => !('total' in e) || typeof e.total === 'number')).toBe(true)
+  })
+})
+
+describe('argument text', () => {
+  it('invalid JSON arguments never quote the text back', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 't', inputSchema: { type: 'object' }, run: () => 1 })
+    for (const text of ['{"password": hunter2-SECRET}', 'hunter2-SECRET', '{"a":"hunter2-SECRET"', '{"a":1}hunter2-SECRET', '']) {
+      const view = await tm.callJson('t', text)
+      expect(view.status).toBe('invalid')
+      expect(JSON.stringify(view)).not.toContain('SECRET')
+      expect(JSON.stringify(view)).not.toContain('hunter2')
+      const [many] = await tm.callMany([{ name: 't', args: text }])
+      expect(JSON.stringify(many)).not.toContain('hunter2')
+    }
+    const view = await tm.callJson('t', '{"a": x}')
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '', message: expect.stringMatching(/^The arguments are not valid JSON/) }] })
+  })
+})
+
 describe('form tool preview', () => {
   it('hands out a deep frozen copy: mutating the view cannot change the store', async () => {
     const store: Record<string, unknown> = { address: { city: 'Oslo', zip: '0150' }, tags: ['a'] }
