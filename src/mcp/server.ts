@@ -11,6 +11,7 @@ import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ErrorCode,
   JSONRPCMessageSchema,
   LATEST_PROTOCOL_VERSION,
@@ -176,6 +177,17 @@ function callParamsProblem(params: unknown): string | undefined {
  */
 const UncheckedCallToolRequestSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method })
 
+/** The result as the SDK's `Server` would send it: parsed with `CallToolResultSchema` (a malformed one is an internal error). */
+function checkedResult(result: CallToolResult): CallToolResult {
+  const parsed = CallToolResultSchema.safeParse(result)
+  if (!parsed.success) {
+    const error = new McpError(ErrorCode.InternalError, 'Internal error: the tool result is not a valid CallToolResult')
+    error.message = 'Internal error: the tool result is not a valid CallToolResult'
+    throw error
+  }
+  return parsed.data as CallToolResult
+}
+
 /**
  * An MCP `Server` (the SDK's low-level class) serving `tm`'s tools: `tools/list` from
  * `tm.manifest()`, `tools/call` through `tm.call` rendered with `toMcp`.
@@ -238,7 +250,7 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       if (view.status === 'needs_confirmation') {
         const answered = await confirmThroughElicitation(server, tm, view, options, extra.signal, extra.requestId)
         if (answered === undefined) {
-          return withMeta(
+          return checkedResult(withMeta(
             confirmationResult(
               view,
               options.confirmations === 'refuse'
@@ -246,11 +258,11 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
                 : 'The client cannot ask the user (it did not declare the elicitation capability).',
             ),
             { [MCP_CALL_ID_META_KEY]: callId },
-          )
+          ))
         }
         view = answered
       }
-      return withMeta(toMcp(view) as unknown as CallToolResult, { [MCP_CALL_ID_META_KEY]: callId })
+      return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, { [MCP_CALL_ID_META_KEY]: callId }))
     } finally {
       progressSinks.delete(callId)
     }

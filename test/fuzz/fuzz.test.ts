@@ -4,7 +4,7 @@
  * runner.ts) so that a crash, a hang or a runaway allocation is observed, not suffered.
  *
  * Budget: a fixed number of runs per property (FUZZ_RUNS scales it), each property also
- * stops running cases after 6 s (once it ran 10), so the whole file stays well under two
+ * stops running cases after 6 s (once it ran 5), so the whole file stays well under two
  * minutes on a loaded two-core CI machine. A failure prints fast-check's seed and minimal counterexample.
  */
 import fc from 'fast-check'
@@ -18,7 +18,7 @@ const SCALE = Number(process.env.FUZZ_RUNS ?? '1')
 const SEED = process.env.FUZZ_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED)
 const TIME_LIMIT_MS = 6_000 * SCALE
 /** Cases run at least this many times per property, even past the time budget. */
-const MIN_RUNS = 10
+const MIN_RUNS = 5
 const STRICT = process.env.FUZZ_STRICT === '1'
 
 let script: string | undefined
@@ -136,61 +136,61 @@ describe.runIf(REPLAY !== undefined)('fuzz: replay', () => {
     const op = JSON.parse(REPLAY!) as Op
     const report = await runner.run(op)
     console.log(JSON.stringify(report, null, 2))
-  }, 60_000)
+  }, 90_000)
 })
 
 describe.skipIf(REPLAY !== undefined)('fuzz: tm.call / callJson / callMany with hostile tools, inputs and calls', () => {
   it('every call settles exactly once, never throws or rejects, releases its slot and in-flight entry; the process survives', async () => {
     await check('calls settle once, no leak, process survives', callCaseArb, (c) => ({ op: 'call', c }), ['settle', 'leak', 'crash', 'setup', 'harness'], 150)
-  }, 60_000)
+  }, 90_000)
 
   it('every view has a status, is deeply frozen, and is unchanged by JSON and structuredClone', async () => {
     await check('views well-formed', callCaseArb, (c) => ({ op: 'call', c }), ['view'], 150)
-  }, 60_000)
+  }, 90_000)
 
   it('every view renders as JSON text, model text and on every wire without throwing; records and evidence serialize', async () => {
     await check('every view renders on every output', callCaseArb, (c) => ({ op: 'call', c }), ['render'], 150)
-  }, 60_000)
+  }, 90_000)
 
   it('no secret (sensitive input fields, thrown values) reaches a view, the JSON text, the model text, a wire, a record or evidence', async () => {
     await check('no secret in any output', secretCaseArb, (c) => ({ op: 'call', c }), ['secret'], 150)
-  }, 60_000)
+  }, 90_000)
 
   it('a JSON or structuredClone copy of a view renders byte-identically to the live view on every wire', async () => {
     await check('copied views render identically', callCaseArb, (c) => ({ op: 'call', c }), ['copy'], 150)
-  }, 60_000)
+  }, 90_000)
 
   it('no call blocks the event loop for more than 100 ms', async () => {
     await check('event loop never blocked > 100 ms (calls)', callCaseArb, (c) => ({ op: 'call', c }), ['block'], 150, true)
-  }, 60_000)
+  }, 90_000)
 })
 
 describe.skipIf(REPLAY !== undefined)('fuzz: hostile schemas', () => {
   it('registration rejects or bounds any schema; validation never crashes the process, hangs, or runs away with memory', async () => {
     await check('schemas: no crash or hang', schemaCaseArb, (c) => ({ op: 'schema', c }), ['settle', 'crash', 'harness'], 80)
-  }, 60_000)
+  }, 90_000)
 
   it('no issue message quotes an input value, on either validator route', async () => {
     await check('schemas: no echoed input value', schemaCaseArb, (c) => ({ op: 'schema', c }), ['secret', 'render'], 80)
-  }, 60_000)
+  }, 90_000)
 
   it('a huge invalid input gives a capped issue list and a bounded model message', async () => {
     await check('schemas: bounded issue lists', schemaCaseArb, (c) => ({ op: 'schema', c }), ['size'], 80)
-  }, 60_000)
+  }, 90_000)
 
   it('no schema or input blocks the event loop for more than 100 ms (no catastrophic backtracking)', async () => {
     await check('event loop never blocked > 100 ms (schemas)', schemaCaseArb, (c) => ({ op: 'schema', c }), ['block'], 80, true)
-  }, 60_000)
+  }, 90_000)
 })
 
 describe.skipIf(REPLAY !== undefined)('fuzz: the wire decoder', () => {
   it('ToolResult.fromJSON throws only ToolwireWireError; accepted documents round-trip byte-identically; the process survives and the loop is not blocked', async () => {
     await check('decoder: only ToolwireWireError, byte-identical round trip', decodeCaseArb, (c) => ({ op: 'decode', c }), ['decode', 'crash', 'block', 'harness'], 300, true)
-  }, 60_000)
+  }, 90_000)
 })
 
 describe.skipIf(REPLAY !== undefined)('fuzz: the MCP server on generated frames', () => {
   it('every request gets exactly one well-formed response, bad tools/call params get -32602, no secret leaves, the server survives', async () => {
     await check('MCP frames: one well-formed response each, server survives', mcpCaseArb, (c) => ({ op: 'mcp', c }), ['mcp', 'secret', 'crash', 'block', 'harness'], 60, true)
-  }, 60_000)
+  }, 90_000)
 })

@@ -892,12 +892,21 @@ async function runSchema(d: SchemaCase): Promise<string[]> {
 
 function runDecode(d: DecodeCase): string[] {
   const v = current
+  // the core's decoder alone: a string in, canonical text or an Error out
+  let coreAccepts: boolean
+  try {
+    coreAccepts = typeof canonicalizeResult(d.text) === 'string'
+  } catch (err) {
+    if (!(err instanceof Error)) v.push(`decode: the core's decoder threw ${describeThrown(err)}, not an Error`)
+    coreAccepts = false
+  }
   let result: ToolResult
   try {
     result = ToolResult.fromJSON(d.text)
   } catch (err) {
     if (!(err instanceof ToolwireWireError)) v.push(`decode: fromJSON threw ${describeThrown(err)}, not a ToolwireWireError`)
     else if (d.canonical) v.push(`decode: a canonical document was rejected (${err.message.slice(0, 160)})`)
+    if (coreAccepts) v.push('decode: fromJSON rejected what the core accepts')
     return v
   }
   let canonical: string
