@@ -580,10 +580,9 @@ export class Call implements ToolContext {
         let message: string
         try {
           const m: unknown = error.message // captured when reported
-          if (typeof m !== 'string') throw new TypeError('not a string')
-          message = m
+          message = typeof m === 'string' ? m : String(m)
         } catch {
-          diagnostics.configurationFailures.push('reportFailure got an Error whose message is not a readable string')
+          diagnostics.configurationFailures.push('reportFailure got an Error whose message cannot be read')
           return
         }
         if (this.#settled) {
