@@ -1,6 +1,7 @@
 // MCP `tools/call` with malformed params: a JSON-RPC -32602 with a short message, never
 // -32603 with the SDK's raw validation dump (issue 11, class 8).
 import { PassThrough } from 'node:stream'
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/manager.js'
 import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
@@ -8,6 +9,11 @@ import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
 async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
   const tm = new ToolManager()
   tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input) => input })
+  tm.register({
+    name: 'bad_image',
+    inputSchema: { type: 'object' },
+    run: () => ({ output: 'a picture', isError: false, parts: [{ type: 'image', mimeType: 'image/png', data: '%%not base64%%' }] }),
+  })
   const input = new PassThrough()
   const output = new PassThrough()
   const server = createMcpServer(tm)
@@ -68,5 +74,15 @@ describe('MCP tools/call params', () => {
     const frames = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":-33959150112988556,"method":"ping"}'])
     expect(frames.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } })
     expect(frames.get(1)).toMatchObject({ result: { isError: false } })
+  })
+
+  it('a result that is not a valid CallToolResult is never sent: the answer is valid, or -32603 with a short message', async () => {
+    const frames = await session([call(1, { name: 'bad_image', arguments: {} })])
+    const frame = frames.get(1) as { result?: unknown; error?: { code: number; message: string } }
+    if (frame.error !== undefined) {
+      expect(frame.error).toEqual({ code: -32603, message: 'Internal error: the tool result is not a valid CallToolResult' })
+    } else {
+      expect(CallToolResultSchema.safeParse(frame.result).success).toBe(true)
+    }
   })
 })
