@@ -110,7 +110,7 @@ const outcome = (t, status, detail) => results.push({ t, status, detail })
 try {
   sh('rustup', ['target', 'add', ...selected.map((t) => t.triple)])
   if (selected.some((t) => t.how === 'zig')) {
-    const zigOk = () => quiet('cargo', ['zigbuild', '--version']) && (quiet('zig', ['version']) ?? quiet('python3', ['-m', 'ziglang', 'version']))
+    const zigOk = () => quiet('cargo-zigbuild', ['--version']) && (quiet('zig', ['version']) ?? quiet('python3', ['-m', 'ziglang', 'version']))
     if (!zigOk()) sh('python3', ['-m', 'pip', 'install', ...PIP_TOOLS])
     if (!zigOk()) throw new Fatal(`cargo-zigbuild or zig still missing after 'pip install ${PIP_TOOLS.join(' ')}' (is pip's bin dir on PATH?)`)
   }

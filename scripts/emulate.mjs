@@ -62,5 +62,7 @@ if (!armNode()) {
 const m = missing()
 if (m.length) throw new Error(`emulate: still missing: ${m.join('; ')}`)
 
-const env = { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: binary }
+// The native arm64 addon, even under `npm run test:wasm`, which forces the wasm build elsewhere.
+const { NAPI_RS_FORCE_WASI: _, ...inherited } = process.env
+const env = { ...inherited, NAPI_RS_NATIVE_LIBRARY_PATH: binary }
 run('qemu-aarch64', ['-L', SYSROOT, armNode(), join(root, 'scripts', 'smoke.mjs')], { env, cwd: root })

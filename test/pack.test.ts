@@ -1,7 +1,7 @@
 // Installs the packed tarballs (main + this host's platform package) into an empty project
 // with no cargo on PATH, then uses the library through `import` and `require`.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,9 +10,11 @@ import { ensureBuilt } from './fixtures/mcp/helpers.js'
 const root = join(import.meta.dirname, '..')
 const work = mkdtempSync(join(tmpdir(), 'toolwire-install-'))
 const project = join(work, 'project')
-// PATH without any directory that holds cargo or rustc
+// PATH without any directory that holds cargo or rustc; the consumer's own loader choices
+// (npm run test:wasm forces the wasm build on this suite, not on the consumer).
 const PATH = (process.env.PATH ?? '').split(delimiter).filter((d) => !/cargo|rustup/.test(d)).join(delimiter)
-const env = { ...process.env, PATH }
+const { NAPI_RS_FORCE_WASI: _forced, ...inherited } = process.env
+const env = { ...inherited, PATH }
 // This host's platform package, named as napi-rs names it (linux-x64-gnu, darwin-arm64, ...).
 const glibc = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime
 const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : ''
@@ -109,5 +111,38 @@ describe('packed install', () => {
     }
     expect(stderr).toContain(`no native binary for ${process.platform}-${process.arch}`)
     expect(stderr).toContain(`toolwire-${host}`)
+  })
+})
+
+// A platform with no native package: npm installs the WebAssembly fallback when asked for it
+// (`npm install --cpu=wasm32 toolwire`, as for any napi-rs package), and the loader runs it.
+// The consumer's overrides point the optional dependency at the packed tarball.
+const wasmBuilt = ['toolwire.wasm32-wasi.wasm', 'npm/wasm32-wasi/toolwire.wasm32-wasi.wasm'].some((f) => existsSync(join(root, f)))
+if (!wasmBuilt) console.log('test/pack.test.ts: the wasm install is skipped: no wasm build (npm run build:all -- --only=wasm32-wasi)')
+
+describe.skipIf(!wasmBuilt)('packed install of the WebAssembly fallback', () => {
+  const wasmProject = join(work, 'wasm-project')
+  let installed: string[] = []
+  beforeAll(() => {
+    ensureBuilt()
+    const [main, wasm] = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'wasm-tarballs'), '--only=wasm32-wasi'], root).trim().split('\n')
+    mkdirSync(wasmProject, { recursive: true })
+    const consumer = { name: 'consumer', version: '1.0.0', private: true, overrides: { 'toolwire-wasm32-wasi': `file:${wasm}` } }
+    writeFileSync(join(wasmProject, 'package.json'), JSON.stringify(consumer))
+    run('npm', ['install', '--cpu=wasm32', '--prefer-offline', '--no-audit', '--no-fund', main], wasmProject)
+    installed = readdirSync(join(wasmProject, 'node_modules')).filter((d) => d.startsWith('toolwire'))
+  })
+  afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+  it('installs the main package and toolwire-wasm32-wasi, no native one', () => {
+    expect(installed.sort()).toEqual(['toolwire', 'toolwire-wasm32-wasi'])
+  })
+
+  it('runs on it', () => {
+    writeFileSync(join(wasmProject, 'esm.mjs'), `import { ToolManager, ToolResult } from 'toolwire'\n${script}`)
+    const out = JSON.parse(run(process.execPath, ['esm.mjs'], wasmProject))
+    expect(out).toMatchObject({ ok: 'ok', data: { text: 'hi' }, bad: 'invalid' })
+    const target = run(process.execPath, ['-e', "console.log(require('toolwire/package.json') && require(require.resolve('toolwire').replace(/dist.index\\.cjs$/, 'binding.cjs')).__napiBindingTarget)"], wasmProject)
+    expect(target.trim()).toBe('wasm32-wasi')
   })
 })
