@@ -18,6 +18,8 @@ interface Figures {
   readonly inFlight: number
   readonly maxRunning: number
   readonly limit: number
+  readonly forgedCancels: number
+  readonly wronglyCancelled: number
   readonly crashes: number
   readonly crashKinds: readonly string[]
   readonly heapGrowthMiB: number
@@ -55,6 +57,10 @@ describe('soak: 100,000 mixed calls', () => {
   it('no hostile tool crashed the process (no unhandled rejection or uncaught exception)', () => {
     expect(figures.crashKinds).toEqual([])
     expect(figures.crashes).toBe(0)
+  })
+
+  it('tm.cancel of an id that only looks like a live generated id (0x…, leading zeros, 1.0) stops nothing', () => {
+    expect({ forgedCancels: figures.forgedCancels, wronglyCancelled: figures.wronglyCancelled }).toEqual({ forgedCancels: 0, wronglyCancelled: 0 })
   })
 
   it('a concurrency limit bounds the bodies running at once, after timeouts and cancels too', () => {

@@ -8,6 +8,8 @@
  * - inFlight: the manager's in-flight gauge summed over tools once everything settled (must be 0);
  * - maxRunning / limit: the most bodies of the limited tool running at once (a body whose
  *   call timed out or was cancelled runs until it notices its signal);
+ * - forgedCancels / wronglyCancelled: `tm.cancel` with ids that look like a live generated id
+ *   (`prefix0x1f`, `prefix01f`...) must stop nothing (both must be 0);
  * - crashes: unhandled rejections and uncaught exceptions (each would end a production process);
  * - heapGrowthMiB: heap used after a full GC at the end minus after a full GC before the run.
  */
@@ -144,7 +146,31 @@ tm.register({
   run: (input: { n: number }) => input.n * 2,
 })
 
-const TOOLS = ['fast', 'async', 'limited', 'limited', 'limited', 'hang', 'throws', 'rejects', 'returns', 'guarded'] as const
+tm.register({
+  name: 'victim',
+  inputSchema: { type: 'object' },
+  run: () => new Promise((resolve) => setTimeout(() => resolve('done'), 1 + rand(3))),
+})
+
+const TOOLS = ['fast', 'async', 'limited', 'limited', 'limited', 'hang', 'throws', 'rejects', 'returns', 'guarded', 'victim'] as const
+
+/** The id of the call started last (call_start is emitted synchronously by tm.call). */
+let lastStarted = ''
+tm.on('call_start', (e) => {
+  lastStarted = e.callId
+})
+
+/** Ids that look like a live generated id without being it: none may cancel anything. */
+function forgedIds(id: string): string[] {
+  const cut = id.lastIndexOf('_') + 1
+  const prefix = id.slice(0, cut)
+  const seq = id.slice(cut)
+  const n = Number(seq)
+  if (cut === 0 || !Number.isInteger(n)) return []
+  return [`${prefix}0x${n.toString(16)}`, `${prefix}0${seq}`, `${prefix}${seq}.0`, `${prefix}+${seq}`, `${prefix} ${seq}`, `${prefix}${n + 4096}`]
+}
+let forgedCancels = 0
+let wronglyCancelled = 0
 
 let issued = 0
 let settled = 0
@@ -160,9 +186,11 @@ function record(view: CallResult | undefined): void {
 function oneCall(i: number): Promise<void> {
   const tool = TOOLS[rand(TOOLS.length)]!
   const input = tool === 'guarded' ? (rand(4) === 0 ? { n: 'x' } : { n: rand(20) }) : { i }
-  const callId = `soak-${i}`
-  const ending = tool === 'hang' ? 1 + rand(3) : rand(8)
-  const options: { callId: string; timeoutMs?: number; signal?: AbortSignal } = { callId }
+  // half the calls use generated ids (the manager's fast path), half the caller's
+  const generated = tool === 'victim' || rand(2) === 0
+  let callId = `soak-${i}`
+  const ending = tool === 'victim' ? 0 : tool === 'hang' ? 1 + rand(3) : rand(8)
+  const options: { callId?: string; timeoutMs?: number; signal?: AbortSignal } = generated ? {} : { callId }
   let ac: AbortController | undefined
   if (ending === 1) options.timeoutMs = 1 + rand(5)
   if (ending === 2 || ending === 4) {
@@ -171,22 +199,24 @@ function oneCall(i: number): Promise<void> {
     if (ending === 4) ac.abort()
     else setTimeout(() => ac!.abort(), rand(4))
   }
-  if (ending === 3) setTimeout(() => tm.cancel(callId), rand(4))
-  const how = rand(10)
+  const how = tool === 'victim' ? 2 : rand(10)
   issued++
   let seen = 0
   const done = (): void => {
     if (++seen === 1) settled++
     else settledTwice++
   }
-  if (how === 0) {
-    return tm.callMany([{ name: tool, input, options }]).then((views) => {
-      record(views[0])
-      done()
-    })
-  }
-  const p = how === 1 ? tm.callJson(tool, JSON.stringify(input), options) : tm.call(tool, input, options)
+  const p =
+    how === 0
+      ? tm.callMany([{ name: tool, input, options }]).then((views) => views[0])
+      : how === 1
+        ? tm.callJson(tool, JSON.stringify(input), options)
+        : tm.call(tool, input, options)
+  if (generated) callId = lastStarted
+  if (ending === 3) setTimeout(() => tm.cancel(callId), rand(4))
+  if (tool === 'victim') for (const forged of forgedIds(callId)) if (tm.cancel(forged)) forgedCancels++
   return p.then((view) => {
+    if (tool === 'victim' && view?.status === 'cancelled') wronglyCancelled++
     record(view)
     done()
   })
@@ -222,6 +252,8 @@ async function main(): Promise<void> {
     inFlight,
     maxRunning,
     limit: LIMIT,
+    forgedCancels,
+    wronglyCancelled,
     crashes,
     crashKinds: [...crashKinds].slice(0, 10),
     heapBeforeMiB: Math.round(heapBefore * 10) / 10,
