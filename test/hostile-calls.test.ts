@@ -563,6 +563,83 @@ describe('tm.call, callJson, callMany and friends never throw synchronously', ()
   })
 })
 
+describe('mixed hostile load', () => {
+  it('2,000 mixed calls (hostile values, limits, timeouts, cancels, aborted signals) each settle exactly once; nothing leaks', async () => {
+    const tm = new ToolManager()
+    const limit = 3
+    let running = 0
+    let peak = 0
+    const ends = new Map<string, number>()
+    tm.on('call_end', (e) => ends.set(e.callId, (ends.get(e.callId) ?? 0) + 1))
+    tm.on('error', (e) => void e.message)
+    const names = Object.keys(HOSTILE)
+    tm.register({
+      name: 'h',
+      inputSchema: { type: 'object' },
+      concurrency: { limit, queue: 10_000 },
+      run: (input: { n: number; fine?: true }) => {
+        if (input.fine) return 'fine'
+        running++
+        peak = Math.max(peak, running)
+        const mode = MODES[input.n % MODES.length]!
+        const make = HOSTILE[names[input.n % names.length]!]!
+        let out: unknown
+        try {
+          out = bodyOf(mode, make)()
+        } catch (err) {
+          running--
+          throw err
+        }
+        if (mode === 'throw' || mode === 'return') {
+          running--
+          return out
+        }
+        return (out as Promise<unknown>).finally(() => running--)
+      },
+    })
+    const aborted = AbortSignal.abort()
+    const calls: Promise<CallResult>[] = []
+    for (let n = 0; n < 2000; n++) {
+      const options = { callId: `m${n}`, ...(n % 7 === 0 ? { timeoutMs: 1 } : {}), ...(n % 11 === 0 ? { signal: aborted } : {}) }
+      calls.push(n % 13 === 0 ? tm.callMany([{ name: 'h', input: { n }, options }]).then((v) => v[0]!) : tm.call('h', { n }, options))
+      if (n % 5 === 0) tm.cancel(`m${n - 2}`)
+    }
+    const views = await Promise.all(calls)
+    expect(views).toHaveLength(2000)
+    expect(views.every((v) => typeof v.status === 'string' && deepFrozen(v))).toBe(true)
+    expect(ends.size).toBe(2000)
+    expect([...ends.values()].every((count) => count === 1)).toBe(true)
+    while (running > 0) await new Promise((r) => setImmediate(r))
+    expect(peak).toBeLessThanOrEqual(limit)
+    expect(tm.metrics().tools[0]!.in_flight).toBe(0)
+    expect(await tm.call('h', { n: 0, fine: true }, { timeoutMs: 5000 })).toMatchObject({ status: 'ok', data: 'fine' })
+  })
+
+  it('undo with a hostile restore settles', async () => {
+    const tm = new ToolManager()
+    tm.on('error', (e) => void e.message)
+    let k = 0
+    const makers = Object.values(HOSTILE)
+    tm.register({
+      name: 'u',
+      inputSchema: { type: 'object' },
+      run: (_i, ctx: ToolContext) => {
+        const make = makers[Math.floor(k / MODES.length) % makers.length]!
+        const mode = MODES[k % MODES.length]!
+        k++
+        ctx.registerUndo(bodyOf(mode, make))
+        return 'done'
+      },
+    })
+    for (let i = 0; i < makers.length * MODES.length; i++) {
+      const done = await tm.call('u', {})
+      let p!: Promise<CallResult>
+      expect(() => (p = tm.undo(done.callId!))).not.toThrow()
+      expect(typeof (await p).status).toBe('string')
+    }
+  })
+})
+
 describe('cancel ids match exactly', () => {
   it("tm.cancel(prefix + '0x1') does not cancel prefix + '1'", async () => {
     const tm = new ToolManager()
