@@ -103,6 +103,7 @@ const callArb: fc.Arbitrary<CallD> = fc.record({
   ms: fc.integer({ min: 1, max: 12 }),
   hostileEntry: fc.boolean(),
   observers: fc.constantFrom('all', 'all', 'none', 'throwing'),
+  generatedId: fc.boolean(),
 })
 
 /** Whether a returned value, once adopted as a promise, never settles. */

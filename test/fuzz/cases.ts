@@ -93,6 +93,8 @@ export interface CallD {
    * field of their event and throw, an evidence store that throws).
    */
   readonly observers: 'all' | 'none' | 'throwing'
+  /** Leave the call id to the manager (generated ids, the fast path) instead of passing one. */
+  readonly generatedId: boolean
 }
 
 /** One case of the call properties. */

@@ -629,7 +629,12 @@ async function runCall(d: CallCase): Promise<string[]> {
   }
 
   const ac = new AbortController()
-  const callId = `fz-${seq}`
+  // a caller-chosen id, or (generatedId) none: the manager's generated ids and its fast path
+  let callId = `fz-${seq}`
+  if (d.call.generatedId) {
+    // the generated id is known from call_start, emitted synchronously by the call
+    if (d.call.options === 'cancel') tm.on('call_start', (e) => void (callId = e.callId))
+  }
   let options: unknown
   switch (d.call.options) {
     case 'none':
@@ -662,6 +667,10 @@ async function runCall(d: CallCase): Promise<string[]> {
     case 'badTimeout':
       options = { callId, timeoutMs: [NaN, -1, Infinity, 1e12][d.call.ms % 4] }
       break
+  }
+  if (d.call.generatedId && d.call.options !== 'hostileOptions' && d.call.options !== 'proxyOptions') {
+    const { callId: _, ...rest } = options as Record<string, unknown>
+    options = Object.keys(rest).length === 0 ? undefined : rest
   }
   const nameArg = nameOf(d, name)
   const input = inputOf(d)
@@ -1160,7 +1169,7 @@ process.on('message', (msg: { id: number; op: Op }) => {
 /** Loads what every case needs (ajv, the core's validator) before the first case. */
 async function warmUp(): Promise<void> {
   const tool: ToolD = { schema: 'core', sensitive: true, confirm: 'none', summarize: 'none', preview: 'none', permission: 'none', untrusted: true, outputSchema: true, limit: 1 }
-  const call = { via: 'call', name: 'registered', input: 'secrets', inputHV: { k: 'json', v: 1 }, options: 'none', ms: 1, hostileEntry: false, observers: 'all' } as const
+  const call = { via: 'call', name: 'registered', input: 'secrets', inputHV: { k: 'json', v: 1 }, options: 'none', ms: 1, hostileEntry: false, observers: 'all', generatedId: false } as const
   await runCall({ tool, body: { b: 'return', v: { k: 'json', v: { n: 1 } }, how: 'sync' }, call })
   current = []
 }
