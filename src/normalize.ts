@@ -152,9 +152,25 @@ export function cancelledResult(by: CancelledBy): ToolResult {
  */
 export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: ReadonlySet<string>): ToolResult {
   if (isHelperResult(value)) return fromHelper(value).withUntrusted(untrusted)
-  if (value instanceof ToolResult) return redactPending(untrusted && !value.isUntrusted() ? value.withUntrusted(true) : value, sensitive)
+  if (value instanceof ToolResult) {
+    const own = canonicalCopy(value)
+    return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
+  }
   if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
   return ToolResult.fromData(toFrozenJson(value), undefined, untrusted)
+}
+
+/**
+ * A `ToolResult` the runtime can rely on: the result itself when it is a plain instance,
+ * else (a subclass, or an instance with own properties that may override its methods) a
+ * copy through the wire codec, so no method the tool wrote runs after this point.
+ * @throws when the result cannot be written or read back.
+ */
+function canonicalCopy(value: ToolResult): ToolResult {
+  if (Object.getPrototypeOf(value) === ToolResult.prototype && Reflect.ownKeys(value).length === 0) return value
+  const text: unknown = value.toJSONText()
+  if (typeof text !== 'string') throw new TypeError('toolwire: a ToolResult subclass gave no wire text')
+  return ToolResult.fromJSON(text)
 }
 
 /**

@@ -14,6 +14,8 @@ import {
   createOutcomeTool,
   REDACTED,
   ToolManager,
+  ToolResult,
+  toolError,
   type CallResult,
   type EvidenceRecord,
   type EvidenceStore,
@@ -322,6 +324,39 @@ describe('a hostile throw or return settles the call once, releases its slot, an
     expect(errors.filter((m) => m === 'hostile listener')).toHaveLength(2)
     expect(errors.filter((m) => m === 'hostile handleEvent')).toHaveLength(2)
     expect(errors.filter((m) => m === 'hostile onabort')).toHaveLength(2)
+  })
+
+  it('a ToolResult subclass or an instance with overridden methods cannot break the settlement', async () => {
+    class Hostile extends ToolResult {
+      override isError(): boolean {
+        return throwing('isError')
+      }
+      override error(): never {
+        return throwing('error')
+      }
+      override disposition(): never {
+        return throwing('disposition')
+      }
+    }
+    class Honest extends ToolResult {}
+    const values: (() => unknown)[] = [
+      () => Object.setPrototypeOf(ToolResult.fromData({ a: 1 }), Hostile.prototype),
+      () => Object.setPrototypeOf(ToolResult.failed(toolError('network', 'down')), Honest.prototype),
+      () => Object.defineProperty(ToolResult.fromData({ a: 1 }), 'isError', { value: () => throwing('own isError') }),
+      () => Object.defineProperty(ToolResult.fromData({ a: 1 }), 'toJSONText', { value: () => throwing('own toJSONText') }),
+    ]
+    const tm = new ToolManager()
+    tm.on('error', (e) => void e.message)
+    let i = 0
+    tm.register({ name: 't', inputSchema: { type: 'object' }, concurrency: 1, breaker: { failures: 100, cooldownMs: 1 }, run: (input: { case?: string }) => (input.case === 'fine' ? { fine: true } : values[i++]!()) })
+    const views: CallResult[] = []
+    for (let n = 0; n < values.length; n++) {
+      const view = await tm.call('t', {})
+      views.push(view)
+      await expectRecovered(tm, view)
+    }
+    expect(views[1]).toMatchObject({ status: 'error', kind: 'network' })
+    expect(views[2]).toMatchObject({ status: 'ok', data: { a: 1 } })
   })
 
   it('the error event carries a message even when the thrown value cannot be printed', async () => {
