@@ -10,6 +10,7 @@
 //   node bench/run.mjs --node 20,22,24 the same on each Node.js major (what `npm run bench` runs):
 //                                     one run per version (this machine's node, or the pinned
 //                                     build in .cache/), then the rows side by side; see versions.mjs
+//            --saved                  with --node: only compare the result files of earlier runs
 //
 // The parent process runs nothing itself: each group runs in its own child
 // process (`--child`, started with --expose-gc --expose-internals), where all of
@@ -52,6 +53,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = Number(val()); break;
       case '--child': o.child = true; break;
       case '--node': o.nodes = String(val()).split(',').map(Number); break;
+      case '--saved': o.saved = true; break;
       case '--exclude': o.exclude.push(...String(val()).split(',').filter(Boolean)); break;
       case '--help': case '-h':
         console.log('usage: node bench/run.mjs [--node 20,22,24] [--quick] [--group N[,M]] [--rounds N] [--plugin path|--no-plugin] [--out file] [--clean]');
@@ -228,13 +230,13 @@ const opts = parseArgs(process.argv.slice(2));
 if (opts.nodes) {
   // every other option goes to each version's run as given
   const argv = process.argv.slice(2);
-  const passArgs = argv.filter((a, i) => !(a === '--node' || a.startsWith('--node=') || (i > 0 && argv[i - 1] === '--node')));
+  const passArgs = argv.filter((a, i) => !(a === '--node' || a === '--saved' || a.startsWith('--node=') || (i > 0 && argv[i - 1] === '--node')));
   if (passArgs.some((a) => a === '--out' || a.startsWith('--out='))) {
     console.error('--out names one file; with --node each version writes its own (bench/results/latest[-node<major>].json)');
     process.exit(2);
   }
   import('./versions.mjs')
-    .then((v) => v.runOnVersions(opts.nodes, passArgs, { quick: opts.quick }))
+    .then((v) => v.runOnVersions(opts.nodes, passArgs, { quick: opts.quick, saved: opts.saved }))
     .catch((err) => {
       console.error(err);
       process.exit(1);

@@ -3,9 +3,10 @@
 // node (the machine's own, or the pinned build scripts/node-matrix.mjs installs into
 // .cache/), then one table of the rows side by side.
 //
-// A row's ratio to its baseline comes from interleaved rounds inside one run, so it is
-// comparable across versions; absolute medians come from runs minutes apart on a shared
-// machine and are shown only as a rough second opinion.
+// A row's ratio to its baseline (the median of its per-round ratios: `pairedRatios`) comes
+// from interleaved rounds inside one run, so it is comparable across versions; absolute
+// medians come from runs minutes apart on a shared machine and are only a rough second
+// opinion. `--saved` prints the comparison of the result files already there, running nothing.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -28,7 +29,7 @@ export function rowsOf(run) {
       const base = t.baselines[0];
       for (const r of t.rows) {
         if (r.status !== 'ok' || r.role === base.role) continue;
-        rows.set(`${t.key}\t${r.name}`, { table: t.key, name: r.name, value: r.median, unit: 'ns', ratio: r.ratios?.[base.role], base: base.label });
+        rows.set(`${t.key}\t${r.name}`, { table: t.key, name: r.name, value: r.median, unit: 'ns', ratio: r.pairedRatios?.[base.role] ?? r.ratios?.[base.role], base: base.label });
       }
     }
     for (const r of g.memory ?? []) {
@@ -61,13 +62,18 @@ export function compare(runs) {
 }
 
 /** Runs the benchmark on each major and prints the comparison. `passArgs` go to each run unchanged. */
-export function runOnVersions(majors, passArgs, { quick }) {
+export function runOnVersions(majors, passArgs, { quick, saved = false }) {
   const prefix = quick ? 'quick' : 'latest';
   const runs = [];
   const t0 = performance.now();
   for (const major of majors) {
     const node = nodeFor(major);
     const out = resultFile(prefix, node);
+    if (saved) {
+      const result = JSON.parse(readFileSync(out, 'utf8'));
+      runs.push({ node, out, seconds: result.totalSeconds, result });
+      continue;
+    }
     console.log(`\n##### Node.js ${node.version} (V8 ${node.v8}) → ${relative(ROOT, out)}`);
     const started = performance.now();
     const run = spawnSync(node.bin, [join(HERE, 'run.mjs'), ...passArgs, '--out', out], { stdio: 'inherit', cwd: ROOT });
@@ -75,14 +81,14 @@ export function runOnVersions(majors, passArgs, { quick }) {
     runs.push({ node, out, seconds: (performance.now() - started) / 1000, result: JSON.parse(readFileSync(out, 'utf8')) });
   }
   const { markdown, table } = compare(runs);
-  console.log(`\n##### Node.js versions side by side: each row's ratio to its table's baseline (hand-written JSON.parse + ajv; the floor for 1 MiB; plain objects for memory), from the same interleaved rounds on each version`);
+  console.log(`\n##### Node.js versions side by side: each row's ratio to its table's baseline (hand-written JSON.parse + ajv; the floor for 1 MiB; plain objects for memory), the median of its per-round ratios in each version's run`);
   for (const r of runs) console.log(`Node.js ${r.node.version}: V8 ${r.node.v8}, ${r.seconds.toFixed(0)} s, load average ${r.result.loadavgAtStart[0].toFixed(1)} at start`);
   console.log(markdown);
   const summary = {
     date: new Date().toISOString(),
     versions: runs.map((r) => ({ node: r.node.version, v8: r.node.v8, file: relative(ROOT, r.out), seconds: r.seconds, loadavgAtStart: r.result.loadavgAtStart })),
     rows: table,
-    totalSeconds: (performance.now() - t0) / 1000,
+    totalSeconds: saved ? runs.reduce((n, r) => n + r.seconds, 0) : (performance.now() - t0) / 1000,
   };
   const out = join(HERE, 'results', `${prefix}-versions.json`);
   writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
