@@ -106,8 +106,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const secretError = (): Error => new Error(`boom ${SECRET}`)
 
-/** Builds the value a descriptor describes (fresh each time). */
-export function hv(d: HV, depth = 0): unknown {
+/**
+ * Builds the value a descriptor describes (fresh each time). `thrown` says where the
+ * value goes: thrown or rejected (its readable text is then SECRET, which must never be
+ * shown), or returned as the tool's data (its text is public: the tool chose to return
+ * it). Whatever a getter or a trap throws is always secret.
+ */
+export function hv(d: HV, depth = 0, thrown = false): unknown {
+  const text = thrown ? SECRET : 'public-text'
   switch (d.k) {
     case 'json':
       return structuredClone(d.v)
@@ -122,9 +128,9 @@ export function hv(d: HV, depth = 0): unknown {
         case 'bigint':
           return 10n ** 30n
         case 'symbol':
-          return Symbol(SECRET)
+          return Symbol(text)
         case 'secretString':
-          return `leaked ${SECRET}`
+          return `leaked ${text}`
         case 'number':
           return 42
         case 'true':
@@ -136,12 +142,12 @@ export function hv(d: HV, depth = 0): unknown {
     case 'error': {
       const e =
         d.ctor === 'AggregateError'
-          ? new AggregateError([secretError()], `agg ${SECRET}`)
+          ? new AggregateError([new Error(text)], `agg ${text}`)
           : d.ctor === 'DOMException'
-            ? new DOMException(`dom ${SECRET}`, 'AbortError')
+            ? new DOMException(`dom ${text}`, 'AbortError')
             : d.ctor === 'TypeError'
-              ? new TypeError(`type ${SECRET}`)
-              : secretError()
+              ? new TypeError(`type ${text}`)
+              : new Error(`boom ${text}`)
       if (d.throwing !== undefined) {
         Object.defineProperty(e, d.throwing, {
           get() {
@@ -154,13 +160,13 @@ export function hv(d: HV, depth = 0): unknown {
     }
     case 'errorLike': {
       const o: Record<string, unknown> = { kind: d.kind, message: 'fine', retryable: true }
-      if (d.secretIn === 'retryable') o.retryable = SECRET
-      else o[d.secretIn] = d.secretIn === 'details' ? { note: SECRET } : SECRET
+      if (d.secretIn === 'retryable') o.retryable = text
+      else o[d.secretIn] = d.secretIn === 'details' ? { note: text } : text
       return o
     }
     case 'nullProto': {
       const o = Object.create(null) as Record<string, unknown>
-      o.message = SECRET
+      o.message = text
       o.kind = 'network'
       return o
     }
@@ -170,14 +176,14 @@ export function hv(d: HV, depth = 0): unknown {
         Object.defineProperty(o, key, {
           enumerable: true,
           get() {
-            throw depth > 3 ? secretError() : hv(d.thrown, depth + 1)
+            throw depth > 3 ? secretError() : hv(d.thrown, depth + 1, true)
           },
         })
       }
       return o
     }
     case 'proxy': {
-      const target = d.target === 'array' ? [] : d.target === 'function' ? () => SECRET : d.target === 'error' ? secretError() : { message: SECRET }
+      const target = d.target === 'array' ? [] : d.target === 'function' ? () => text : d.target === 'error' ? new Error(text) : { message: text }
       const thrower = (): never => {
         throw secretError()
       }
@@ -194,24 +200,26 @@ export function hv(d: HV, depth = 0): unknown {
       return proxy
     }
     case 'thenable': {
-      const inner = (): unknown => hv(d.v, depth + 1)
+      // what a thenable resolves with is data; what it rejects with or throws is secret
+      const inner = (): unknown => hv(d.v, depth + 1, thrown)
+      const failure = (): unknown => hv(d.v, depth + 1, true)
       switch (d.mode) {
         case 'resolve':
           return { then: (res: (v: unknown) => void) => res(inner()) }
         case 'reject':
-          return { then: (_: unknown, rej: (v: unknown) => void) => rej(inner()) }
+          return { then: (_: unknown, rej: (v: unknown) => void) => rej(failure()) }
         case 'resolveThenReject':
           return {
             then(res: (v: unknown) => void, rej: (v: unknown) => void) {
               res(inner())
-              rej(inner())
+              rej(failure())
               res(inner())
             },
           }
         case 'rejectThenResolve':
           return {
             then(res: (v: unknown) => void, rej: (v: unknown) => void) {
-              rej(inner())
+              rej(failure())
               res(inner())
             },
           }
@@ -220,7 +228,7 @@ export function hv(d: HV, depth = 0): unknown {
         case 'thenThrows':
           return {
             then() {
-              throw inner()
+              throw failure()
             },
           }
         case 'thenGetterThrows':
@@ -254,7 +262,7 @@ export function hv(d: HV, depth = 0): unknown {
     case 'loneSurrogate':
       return { text: 'a\uD800b', key: { '\uDC00': 1 } }
     case 'function':
-      return () => SECRET
+      return () => text
     case 'toJSONThrows':
       return {
         toJSON() {
@@ -262,7 +270,7 @@ export function hv(d: HV, depth = 0): unknown {
         },
       }
     case 'helper': {
-      const p = hv(d.payload, depth + 1)
+      const p = hv(d.payload, depth + 1, thrown)
       try {
         switch (d.which) {
           case 'ok':
@@ -296,10 +304,10 @@ export function hv(d: HV, depth = 0): unknown {
               ? [{ type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=', name: 'a.png' }]
               : d.parts === 'notArray'
                 ? 'parts'
-                : [hv(d.output, depth + 1), { type: 'image', mimeType: 42, data: 1n }]
-      const r: Record<string, unknown> = { output: hv(d.output, depth + 1), isError: hv(d.isError, depth + 1) }
+                : [hv(d.output, depth + 1, thrown), { type: 'image', mimeType: 42, data: 1n }]
+      const r: Record<string, unknown> = { output: hv(d.output, depth + 1, thrown), isError: hv(d.isError, depth + 1, thrown) }
       if (parts !== undefined) r.parts = parts
-      if (d.metadata !== null) r.metadata = hv(d.metadata, depth + 1)
+      if (d.metadata !== null) r.metadata = hv(d.metadata, depth + 1, thrown)
       return r
     }
     case 'forgedResult':
@@ -412,7 +420,8 @@ async function checkCopies(view: CallResult, live: Map<string, string>, v: strin
 function bodyOf(d: Body, probe: { n: number }): (input: unknown, ctx: ToolContext) => unknown {
   // the value the body returns or throws is built before the call: building a large one is
   // the tool's work, not toolwire's, and stays out of the event-loop measure
-  const pre = 'v' in d ? hv(d.v) : undefined
+  const pre = 'v' in d ? hv(d.v, 0, d.b === 'throw' || d.b === 'reject' || (d.b === 'hangSignal' && d.then === 'rejectHostile')) : undefined
+  const secretPre = 'v' in d ? hv(d.v, 0, true) : undefined
   return (_input, ctx) => {
     if (probe.n++ > 0) return 'probe'
     switch (d.b) {
@@ -428,20 +437,20 @@ function bodyOf(d: Body, probe: { n: number }): (input: unknown, ctx: ToolContex
         const signal = ctx.signal
         return new Promise((resolve, reject) => {
           signal.addEventListener('abort', () => {
-            if (d.then === 'resolve') resolve(hv(d.v))
+            if (d.then === 'resolve') resolve(pre)
             else if (d.then === 'rejectReason') reject(signal.reason)
-            else reject(hv(d.v))
+            else reject(pre)
           })
         })
       }
       case 'hangForever':
         return new Promise(() => undefined)
       case 'ctxAbuse': {
-        if (d.what === 'progressHostile') ctx.reportProgress(hv(d.v) as number, hv(d.v) as number, hv(d.v) as string)
-        else if (d.what === 'undoNotFunction') ctx.registerUndo(hv(d.v) as () => unknown)
+        if (d.what === 'progressHostile') ctx.reportProgress(pre as number, pre as number, pre as string)
+        else if (d.what === 'undoNotFunction') ctx.registerUndo(pre as () => unknown)
         else if (d.what === 'undoThrows')
           ctx.registerUndo(() => {
-            throw hv(d.v)
+            throw secretPre
           })
         else setTimeout(() => void ctx.signal.aborted, 1)
         return pre
