@@ -4,7 +4,8 @@
 // a target not built on this machine is skipped, saying so. Read with binutils' readelf (ELF) and
 // llvm-objdump (Mach-O, PE), and the WebAssembly API (wasm).
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
@@ -81,6 +82,33 @@ function wasm(file: string): void {
   expect(imports.some((i) => i.module === 'wasi_snapshot_preview1')).toBe(true)
 }
 
+// musl's dynamic linker binds every symbol at load (no lazy binding), so loading the addon into a
+// musl process proves each C library symbol it needs is in musl. Node's napi_* functions, which
+// the addon takes from its host process, come from a stub library here.
+const DLOPEN_C = `#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "%s\\n", dlerror()); return 1; }
+  return dlsym(h, "napi_register_module_v1") ? 0 : 2;
+}
+`
+function loadsInMusl(file: string): void {
+  const dir = mkdtempSync(join(tmpdir(), 'toolwire-musl-'))
+  try {
+    const napi = [...new Set(tool('readelf', ['--dyn-syms', '-W', file]).split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f[6] === 'UND' && f[7]?.startsWith('napi_')).map((f) => f[7].replace(/@.*/, '')))]
+    expect(napi.length).toBeGreaterThan(10)
+    writeFileSync(join(dir, 'stubs.c'), napi.map((n) => `int ${n}(void) { return 0; }\n`).join(''))
+    writeFileSync(join(dir, 'dl.c'), DLOPEN_C)
+    tool('musl-gcc', ['-shared', '-fPIC', '-o', join(dir, 'libnapi.so'), join(dir, 'stubs.c')])
+    tool('musl-gcc', ['-o', join(dir, 'dl'), join(dir, 'dl.c')])
+    const r = spawnSync(join(dir, 'dl'), [file], { encoding: 'utf8', env: { LD_PRELOAD: join(dir, 'libnapi.so') } })
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 for (const t of targets) {
   const [, , , abi] = t.triple.split('-')
   const arch = t.triple.startsWith('x86_64') ? 'x64' : 'arm64'
@@ -99,5 +127,7 @@ for (const t of targets) {
       else if (format === 'pe') pe(t.file, arch)
       else wasm(t.file)
     })
+    const musl = t.dir === `linux-${process.arch}-musl` && process.platform === 'linux' && have('musl-gcc')
+    it.skipIf(!musl)('loads in a musl process of this machine (needs musl-gcc)', () => loadsInMusl(t.file))
   })
 }
