@@ -124,6 +124,51 @@ export const callCaseArb: fc.Arbitrary<CallCase> = fc
   .record({ tool: toolArb, body: bodyArb, call: callArb })
   .map((c) => (hangs(c.body) && !ENDING.has(c.call.options) ? { ...c, call: { ...c.call, options: 'timeout' as const } } : c))
 
+/** A value an ordinary tool returns: data, helpers, model results with parts, ToolResults. */
+const ordinaryValue: fc.Arbitrary<HV> = fc.oneof(
+  { weight: 3, arbitrary: json.map((v) => ({ k: 'json', v }) as const) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('helper' as const), which: fc.constantFrom('ok', 'invalid', 'refuse', 'refuseNaN', 'cancelled', 'errorResult', 'pending'), payload: json.map((v) => ({ k: 'json', v }) as const) }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('modelResult' as const), output: fc.string().map((v) => ({ k: 'json', v }) as const), isError: fc.boolean().map((v) => ({ k: 'json', v }) as const), parts: fc.constantFrom('none', 'valid', 'badBase64'), metadata: fc.constant(null) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('toolResult' as const), which: fc.constantFrom('bigintStructured', 'mutableStructured', 'hostileDetails', 'untrustedParts') }) },
+  { weight: 1, arbitrary: fc.constantFrom<HV>({ k: 'date' }, { k: 'loneSurrogate' }, { k: 'prim', v: 'negzero' }, { k: 'prim', v: 'nan' }, { k: 'deep', depth: 125, arrays: false }, { k: 'deep', depth: 127, arrays: true }) },
+)
+
+/** An ordinary tool and call (the common case views and copies must get right), with a few hostile ones mixed in. */
+export const ordinaryCaseArb: fc.Arbitrary<CallCase> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      tool: fc.record({
+        schema: fc.constantFrom('object', 'true'),
+        sensitive: fc.boolean(),
+        confirm: fc.constantFrom('none', 'none', 'none', 'true'),
+        summarize: fc.constant('none'),
+        preview: fc.constantFrom('none', 'none', 'sensitive'),
+        permission: fc.constant('none'),
+        untrusted: fc.boolean(),
+        outputSchema: fc.boolean(),
+        limit: fc.constant(1),
+      }) as fc.Arbitrary<ToolD>,
+      body: fc.oneof(
+        { weight: 4, arbitrary: fc.record({ b: fc.constant('return' as const), v: ordinaryValue, how: fc.constantFrom('sync', 'promise') }) },
+        { weight: 1, arbitrary: fc.record({ b: fc.constant('throw' as const), v: fc.constant<HV>({ k: 'error', ctor: 'Error' }) }) },
+      ) as fc.Arbitrary<Body>,
+      call: fc.record({
+        via: fc.constantFrom('call', 'callJson', 'callMany'),
+        name: fc.constant('registered'),
+        input: fc.constant('secrets'),
+        inputHV: fc.constant<HV>({ k: 'json', v: null }),
+        options: fc.constantFrom('none', 'none', 'timeout', 'cancel'),
+        ms: fc.integer({ min: 5, max: 12 }),
+        hostileEntry: fc.constant(false),
+        observers: fc.constantFrom('all', 'none'),
+        generatedId: fc.boolean(),
+      }) as fc.Arbitrary<CallD>,
+    }),
+  },
+  { weight: 1, arbitrary: callCaseArb },
+)
+
 /**
  * Calls of the registered tool whose input holds secrets in sensitive fields only (a
  * hostile input's own fields are not secret: evidence records them), and whose tool

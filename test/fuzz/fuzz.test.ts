@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callCaseArb, decodeCaseArb, mcpCaseArb, schemaCaseArb, secretCaseArb } from './arbitraries.js'
+import { callCaseArb, decodeCaseArb, mcpCaseArb, ordinaryCaseArb, schemaCaseArb, secretCaseArb } from './arbitraries.js'
 import type { CallCase, Op, Report, SchemaCase } from './cases.js'
 import { bundle, CaseRunner, confirmBlock, removeBundle } from './pool.js'
 
@@ -151,11 +151,11 @@ describe.skipIf(REPLAY !== undefined)('fuzz: tm.call / callJson / callMany with 
   }, 90_000)
 
   it('every view has a status, is deeply frozen, and is unchanged by JSON and structuredClone', async () => {
-    await check('views well-formed', callCaseArb, (c) => ({ op: 'call', c }), ['view'], 150)
+    await check('views well-formed', ordinaryCaseArb, (c) => ({ op: 'call', c }), ['view'], 150)
   }, 90_000)
 
   it('every view renders as JSON text, model text and on every wire without throwing; records and evidence serialize', async () => {
-    await check('every view renders on every output', callCaseArb, (c) => ({ op: 'call', c }), ['render'], 150)
+    await check('every view renders on every output', ordinaryCaseArb, (c) => ({ op: 'call', c }), ['render'], 150)
   }, 90_000)
 
   it('no secret (sensitive input fields, thrown values) reaches a view, the JSON text, the model text, a wire, a record or evidence', async () => {
@@ -163,7 +163,7 @@ describe.skipIf(REPLAY !== undefined)('fuzz: tm.call / callJson / callMany with 
   }, 90_000)
 
   it('a JSON or structuredClone copy of a view renders byte-identically to the live view on every wire', async () => {
-    await check('copied views render identically', callCaseArb, (c) => ({ op: 'call', c }), ['copy'], 150)
+    await check('copied views render identically', ordinaryCaseArb, (c) => ({ op: 'call', c }), ['copy'], 150)
   }, 90_000)
 
   it('no call blocks the event loop for more than 100 ms', async () => {
