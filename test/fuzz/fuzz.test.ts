@@ -66,10 +66,11 @@ const callOf = (op: Op): CallCase | undefined => (op.op === 'call' ? op.c : unde
 const schemaOf = (op: Op): SchemaCase | undefined => (op.op === 'schema' ? op.c : undefined)
 const KNOWN: readonly KnownBug[] = [
   {
-    bug: 'class 3: on the core validator route, issue messages quote the input value',
+    bug: 'class 3: validation issue messages quote the input value (seen on the core validator route)',
     matches: (op, v) =>
-      (callOf(op)?.tool.schema === 'core' && /^secret: .* (of result \d+ \(invalid\)|in the call_end view \(invalid\)|in the call_end record)$/.test(v)) ||
-      (schemaOf(op) !== undefined && /^secret: .* of the invalid view$/.test(v)),
+      (['core', 'secretChecks'].includes(callOf(op)?.tool.schema ?? '') && /^secret: .* (of result \d+ \(invalid\)|in the call_end view \(invalid\)|in the call_end record)$/.test(v)) ||
+      (schemaOf(op) !== undefined && /^secret: .* of the invalid view$/.test(v)) ||
+      (op.op === 'mcp' && v.endsWith('appears in the response to tools/call secret_input')),
   },
   {
     bug: 'class 1: self-referencing and $dynamicRef schemas crash the process (SIGSEGV) or allocate without bound',

@@ -1030,6 +1030,7 @@ async function runMcp(d: McpCase): Promise<string[]> {
   await server.connect(transport)
   const expected = new Map<string | number, string>() // id → method
   const cancelled = new Set<string | number>()
+  const toolOfId = new Map<string | number, string>()
   const send = (o: unknown): void => void input.write(`${typeof o === 'string' ? o : JSON.stringify(o)}\n`)
   let nextId = 1
   const ids: (string | number)[] = []
@@ -1051,6 +1052,7 @@ async function runMcp(d: McpCase): Promise<string[]> {
         const id = 1000 + nextId++
         ids.push(id)
         expected.set(id, `tools/call:${f.paramsShape}`)
+        toolOfId.set(id, f.tool)
         const args = f.args === undefined ? undefined : f.args
         let params: unknown
         switch (f.paramsShape) {
@@ -1143,7 +1145,17 @@ async function runMcp(d: McpCase): Promise<string[]> {
       if (!ok.success) v.push('mcp: a tools/call result fails the CallToolResult schema')
     }
   }
-  for (const line of raw) if (line.includes(SECRET)) v.push(`secret: ${SECRET} appears in an MCP frame`)
+  for (const line of raw) {
+    if (!line.includes(SECRET)) continue
+    let id: unknown
+    try {
+      id = (JSON.parse(line) as Frame).id
+    } catch {
+      id = undefined
+    }
+    const tool = toolOfId.get(id as number)
+    v.push(`secret: ${SECRET} appears in ${tool === undefined ? 'an MCP frame' : `the response to tools/call ${tool}`}`)
+  }
   input.end()
   await transport.close()
   await server.close().catch(() => undefined)
