@@ -1,9 +1,14 @@
 // MCP `tools/call` with malformed params: a JSON-RPC -32602 with a short message, never
-// -32603 with the SDK's raw validation dump (issue 11, class 8).
+// -32603 with the SDK's raw validation dump (issue 11, class 8); and on the client side,
+// a server's raw dump never becomes the model's message.
 import { PassThrough } from 'node:stream'
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/manager.js'
+import { importMcpTools } from '../src/mcp/client.js'
 import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
 
 async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
@@ -84,5 +89,42 @@ describe('MCP tools/call params', () => {
     } else {
       expect(CallToolResultSchema.safeParse(frame.result).success).toBe(true)
     }
+  })
+
+  it('importMcpTools: a server error carrying a raw validation dump reaches the model as one short line', async () => {
+    const dump = JSON.stringify([{ code: 'invalid_type', expected: 'string', received: 'undefined', path: ['params', 'name'], message: 'Invalid input' }], null, 2)
+    const remote = new Server({ name: 'remote', version: '1' }, { capabilities: { tools: {} } })
+    remote.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'strict', inputSchema: { type: 'object' } }] }))
+    remote.setRequestHandler(CallToolRequestSchema, () => {
+      throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${dump}${'x'.repeat(500)}`)
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await remote.connect(a)
+    const client = new Client({ name: 'local', version: '1' })
+    await client.connect(b)
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    const view = await tm.call('strict', {})
+    expect(view.status).toBe('error')
+    const message = (view as { message: string }).message
+    expect(message).toBe('The MCP server answered with an error (-32602): Invalid tools/call request: [')
+    await client.close()
+  })
+
+  it('importMcpTools: a long one-line server message is cut to 200 characters', async () => {
+    const remote = new Server({ name: 'remote', version: '1' }, { capabilities: { tools: {} } })
+    remote.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'strict', inputSchema: { type: 'object' } }] }))
+    remote.setRequestHandler(CallToolRequestSchema, () => {
+      throw new McpError(ErrorCode.InternalError, 'y'.repeat(5000))
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await remote.connect(a)
+    const client = new Client({ name: 'local', version: '1' })
+    await client.connect(b)
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    const view = await tm.call('strict', {})
+    expect(view).toMatchObject({ status: 'error', message: `The MCP server answered with an error (-32603): ${'y'.repeat(200)}…` })
+    await client.close()
   })
 })

@@ -106,10 +106,22 @@ function hintsOf(tool: Tool, untrusted: boolean | undefined): ToolHints {
   return hints
 }
 
+/** The longest part of a server's error message that reaches the model. */
+const SERVER_MESSAGE_MAX = 200
+
+/**
+ * A JSON-RPC error from the server as an error result. The server's message is cut to
+ * its first line and 200 characters: a raw validation dump (as some servers send with
+ * -32602 or -32603) never becomes the model's message.
+ */
 function protocolFailure(err: unknown): ToolResult {
   if (err instanceof McpError) {
     const kind = err.code === ErrorCode.RequestTimeout ? 'timeout' : err.code === ErrorCode.ConnectionClosed ? 'network' : 'provider'
-    return ToolResult.failed(toolError(kind, `The MCP server answered with an error (${err.code}): ${err.message.replace(/^MCP error -?\d+: /, '')}`))
+    // the SDK prefixes "MCP error <code>: " on each side that wraps the message
+    const plain = err.message.replace(/^(MCP error -?\d+: )+/, '')
+    const line = plain.split('\n', 1)[0]!.trim()
+    const short = line.length > SERVER_MESSAGE_MAX ? `${line.slice(0, SERVER_MESSAGE_MAX)}…` : line === '' ? 'no message' : line
+    return ToolResult.failed(toolError(kind, `The MCP server answered with an error (${err.code}): ${short}`))
   }
   throw err
 }
