@@ -1,6 +1,6 @@
 /** fast-check arbitraries of the fuzzing harness's case descriptors (see cases.ts). */
 import fc from 'fast-check'
-import type { Body, CallCase, CallD, DecodeCase, FrameD, HV, Json, McpCase, SchemaCase, SchemaD, SchemaInput, ToolD } from './cases.js'
+import { neverSettles, type Body, type CallCase, type CallD, type DecodeCase, type FrameD, type HV, type Json, type McpCase, type SchemaCase, type SchemaD, type SchemaInput, type ToolD } from './cases.js'
 
 const json: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>
 
@@ -106,15 +106,9 @@ const callArb: fc.Arbitrary<CallD> = fc.record({
   generatedId: fc.boolean(),
 })
 
-/** Whether a returned value, once adopted as a promise, never settles. */
-function adoptsNever(v: HV): boolean {
-  if (v.k !== 'thenable') return false
-  return v.mode === 'never' || ((v.mode === 'resolve' || v.mode === 'late' || v.mode === 'resolveThenReject') && adoptsNever(v.v))
-}
-
 /** Whether a body never finishes by itself: then the call gets a timeout, a cancel or an abort. */
 export function hangs(body: Body): boolean {
-  return body.b === 'hangForever' || body.b === 'hangSignal' || (body.b === 'return' && adoptsNever(body.v))
+  return body.b === 'hangSignal' || neverSettles(body)
 }
 
 const ENDING = new Set<CallD['options']>(['timeout', 'abort', 'cancel'])

@@ -64,6 +64,17 @@ export type Body =
   | { readonly b: 'hangForever' }
   | { readonly b: 'ctxAbuse'; readonly what: 'progressHostile' | 'undoNotFunction' | 'undoThrows' | 'signalAfter'; readonly v: HV }
 
+/** Whether a returned value, once adopted as a promise, never settles. */
+function adoptsNever(v: HV): boolean {
+  if (v.k !== 'thenable') return false
+  return v.mode === 'never' || ((v.mode === 'resolve' || v.mode === 'late' || v.mode === 'resolveThenReject') && adoptsNever(v.v))
+}
+
+/** Whether a body never settles, even when its signal aborts (it may hold its concurrency slot for good). */
+export function neverSettles(body: Body): boolean {
+  return body.b === 'hangForever' || (body.b === 'return' && adoptsNever(body.v))
+}
+
 /** A tool's hostile declaration. */
 export interface ToolD {
   readonly schema: 'object' | 'true' | 'secretChecks' | 'core'

@@ -77,6 +77,13 @@ const KNOWN: readonly KnownBug[] = [
     matches: (op, v) => ['refRoot', 'refCycle', 'dynamic'].includes(schemaOf(op)?.schema.s ?? '') && v.startsWith('crash:'),
   },
   {
+    bug: 'class 1: a deeply nested schema (100+ levels) takes more than 100 ms to compile or check',
+    matches: (op, v) => {
+      const c = schemaOf(op)
+      return c !== undefined && v.startsWith('block:') && c.schema.s === 'deep' && c.schema.depth >= 100
+    },
+  },
+  {
     bug: 'class 8: the issues of a huge invalid input are not capped (issue list and model message grow with the input)',
     matches: (op, v) => schemaOf(op) !== undefined && v.startsWith('size:'),
   },
