@@ -86,5 +86,11 @@ export declare function callRecordJson(callId: string, tool: string, resultJson:
  */
 export declare function canonicalizeResult(text: string): string
 
+/**
+ * Checks one content part as the core's wire decoder does (`ContentPart::check_fields`):
+ * returns what is wrong, or `null` when the core accepts it.
+ */
+export declare function checkContentPart(kind: string, mimeType: string, data?: string | undefined | null, url?: string | undefined | null): string | null
+
 /** The core's wire version, dispositions, error kinds and pending kinds. */
 export declare function coreTables(): BindingCoreTables

@@ -2,7 +2,7 @@
 
 use napi::{Error, Result, Status};
 use napi_derive::napi;
-use toolwire::{Disposition, PendingKind, ToolErrorKind, ToolResult};
+use toolwire::{ContentPart, Disposition, PartKind, PendingKind, ToolErrorKind, ToolResult};
 
 /// One error kind and its default retryability.
 #[napi(object)]
@@ -74,4 +74,28 @@ pub fn canonicalize_result(text: String) -> Result<String> {
     ToolResult::from_json(&text)
         .map(|result| result.to_json())
         .map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
+}
+
+/// Checks one content part as the core's wire decoder does (`ContentPart::check_fields`):
+/// returns what is wrong, or `null` when the core accepts it.
+#[napi]
+pub fn check_content_part(
+    kind: String,
+    mime_type: String,
+    data: Option<String>,
+    url: Option<String>,
+) -> Option<String> {
+    let kind = match kind.as_str() {
+        "image" => PartKind::Image,
+        "audio" => PartKind::Audio,
+        "file" => PartKind::File,
+        other => {
+            return Some(format!(
+                "unknown content part type {other:?}; expected \"image\", \"audio\" or \"file\""
+            ))
+        }
+    };
+    ContentPart::check_fields(kind, &mime_type, data.as_deref(), url.as_deref())
+        .err()
+        .map(|err| err.to_string())
 }

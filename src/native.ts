@@ -29,6 +29,7 @@ const binding = loadBinding()
 
 export const coreTables: typeof Binding.coreTables = binding.coreTables
 export const canonicalizeResult: typeof Binding.canonicalizeResult = binding.canonicalizeResult
+export const checkContentPart: typeof Binding.checkContentPart = binding.checkContentPart
 export const BindingSchema: typeof Binding.BindingSchema = binding.BindingSchema
 export const BindingMetrics: typeof Binding.BindingMetrics = binding.BindingMetrics
 export const callRecordJson: typeof Binding.callRecordJson = binding.callRecordJson

@@ -4,7 +4,7 @@
  * so both languages write the same bytes.
  */
 import { toFrozenJson, wellFormed } from './json.js'
-import { canonicalizeResult, coreTables } from './native.js'
+import { canonicalizeResult, checkContentPart, coreTables } from './native.js'
 import type {
   ContentPart,
   Disposition,
@@ -157,17 +157,13 @@ function checkPart(part: unknown, index: number): ContentPart {
 }
 
 /**
- * The core's own check of a part (MIME type shape, kind and MIME type agreeing, standard
- * padded base64, a non-empty URL): the part goes through the core's wire decoder in a
- * one-part document, so TypeScript accepts exactly the parts the core accepts.
+ * The core's own check of a part (`ContentPart::check_fields`, the one the wire decoder
+ * runs: MIME type shape, kind and MIME type agreeing, standard padded base64, a
+ * non-empty URL), so TypeScript accepts exactly the parts the core accepts.
  */
 function corePartCheck(part: ContentPart, index: number): void {
-  try {
-    canonicalizeResult(JSON.stringify({ v: WIRE_VERSION, status: 'success', output: { text: '', parts: [part] } }))
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err)
-    throw typeError(`parts[${index}]: ${message.replace(/^malformed tool result: /, '')}`)
-  }
+  const problem = checkContentPart(part.type, part.mimeType, part.data ?? null, part.url ?? null)
+  if (problem !== null) throw typeError(`parts[${index}]: ${problem.replace(/^malformed tool result: /, '')}`)
 }
 
 function checkOutput(output: unknown): ToolOutput {

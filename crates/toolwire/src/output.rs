@@ -341,19 +341,43 @@ impl ContentPart {
     }
 
     fn check(&self) -> Result<(), WireError> {
-        let Some((top, sub)) = self.mime_type.split_once('/') else {
-            return Err(WireError::new(format!(
-                "content part mimeType {:?} is not a MIME type (type/subtype)",
-                self.mime_type
-            )));
+        Self::check_fields(
+            self.kind,
+            &self.mime_type,
+            self.data.as_deref(),
+            self.url.as_deref(),
+        )
+    }
+
+    /// Checks the fields of a content part as the wire decoder does: a `type/subtype`
+    /// MIME type, `image/*` for an image and `audio/*` for audio (any letter case), and
+    /// exactly one of standard padded base64 `data` (no whitespace, zero trailing bits)
+    /// or a non-empty `url`. The Node.js package checks every part it makes with this.
+    ///
+    /// ```
+    /// use toolwire::{ContentPart, PartKind};
+    /// assert!(ContentPart::check_fields(PartKind::Image, "IMAGE/png", Some("QQ=="), None).is_ok());
+    /// let err = ContentPart::check_fields(PartKind::Image, "image/png", Some("QR=="), None).unwrap_err();
+    /// assert!(err.to_string().contains("not standard padded base64"));
+    /// assert!(ContentPart::check_fields(PartKind::Audio, "image/png", Some(""), None).is_err());
+    /// assert!(ContentPart::check_fields(PartKind::File, "pdf", None, Some("https://x")).is_err());
+    /// ```
+    pub fn check_fields(
+        kind: PartKind,
+        mime_type: &str,
+        data: Option<&str>,
+        url: Option<&str>,
+    ) -> Result<(), WireError> {
+        let not_a_type = || {
+            WireError::new(format!(
+                "content part mimeType {mime_type:?} is not a MIME type (type/subtype)"
+            ))
         };
+        let (top, sub) = mime_type.split_once('/').ok_or_else(not_a_type)?;
         if top.is_empty() || sub.is_empty() {
-            return Err(WireError::new(format!(
-                "content part mimeType {:?} is not a MIME type (type/subtype)",
-                self.mime_type
-            )));
+            return Err(not_a_type());
         }
-        let expected = match self.kind {
+        let expected = match kind {
             PartKind::Image => Some("image"),
             PartKind::Audio => Some("audio"),
             PartKind::File => None,
@@ -361,13 +385,12 @@ impl ContentPart {
         if let Some(expected) = expected {
             if !top.eq_ignore_ascii_case(expected) {
                 return Err(WireError::new(format!(
-                    "content part of type {:?} has mimeType {:?}; expected {expected}/*",
-                    self.kind.as_str(),
-                    self.mime_type
+                    "content part of type {:?} has mimeType {mime_type:?}; expected {expected}/*",
+                    kind.as_str(),
                 )));
             }
         }
-        match (&self.data, &self.url) {
+        match (data, url) {
             (Some(data), None) => {
                 if !is_base64(data) {
                     return Err(WireError::new(
