@@ -257,6 +257,20 @@ describe('views are deeply frozen and JSON-safe', () => {
     expect(() => canonicalOf(view)!.toJSONText()).not.toThrow()
   })
 
+  it('error details and hand-made error objects are checked and copied: JSON-safe, frozen, what the core accepts', () => {
+    expect(() => toolError('other', 'x', { details: { n: 1n } as never })).toThrow(TypeError)
+    const details = { at: [1, 2] }
+    const handMade = { kind: 'provider', message: 'm', retryable: true, refusal: false, details } as const
+    const result = ToolResult.failed(handMade as never)
+    details.at.push(3)
+    expect(result.error()?.details).toEqual({ at: [1, 2] })
+    expect(deepFrozenPath(result.error())).toBeUndefined()
+    expect(() => result.toJSONText()).not.toThrow()
+    // a refusal the core would reject is refused here too
+    expect(() => ToolResult.failed({ kind: 'timeout', message: 'm', retryable: true, refusal: true } as never)).toThrow(TypeError)
+    expect(() => ToolResult.failed({ kind: 'other', message: 'm', retryable: 'yes', refusal: false } as never)).toThrow(TypeError)
+  })
+
   it('invalid-args details.issues, pending changes and needs_confirmation changes are deeply frozen copies', async () => {
     const issues = [{ path: '/a', message: 'bad' }]
     const before = { theme: { color: 'red' } }
