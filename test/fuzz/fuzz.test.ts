@@ -5,7 +5,14 @@
  *
  * Budget: a fixed number of runs per property (FUZZ_RUNS scales it), each property also
  * stops running cases after 6 s (once it ran 5), so the whole file stays well under two
- * minutes on a loaded two-core CI machine. A failure prints fast-check's seed and minimal counterexample.
+ * minutes on a loaded two-core CI machine. A failure prints fast-check's seed and minimal
+ * counterexample; the summary printed at the end gives the properties and case counts.
+ *
+ *   npm run fuzz                              the CI budget
+ *   FUZZ_RUNS=5 npm run fuzz                  a deeper run
+ *   FUZZ_SEED=123 npm run fuzz                the cases of a printed seed again
+ *   FUZZ_STRICT=1 npm run fuzz                known open bugs (KNOWN) fail too
+ *   FUZZ_REPLAY='{"op":"call","c":…}' npm run fuzz   one counterexample, its report printed
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
