@@ -839,4 +839,5 @@ module.exports.BindingMetrics = nativeBinding.BindingMetrics
 module.exports.BindingSchema = nativeBinding.BindingSchema
 module.exports.callRecordJson = nativeBinding.callRecordJson
 module.exports.canonicalizeResult = nativeBinding.canonicalizeResult
+module.exports.checkContentPart = nativeBinding.checkContentPart
 module.exports.coreTables = nativeBinding.coreTables

@@ -42,6 +42,11 @@ export declare class BindingSchema {
    * Throws when the schema does not compile or a `$ref` does not resolve.
    */
   static compile(schemaJson: string, resourcesJson: string): BindingSchema
+  /**
+   * Checks only the shape of a schema given as JSON text (depth, and that its evaluation
+   * ends), for schemas another validator runs. Returns what is wrong, or `null`.
+   */
+  static check(schemaJson: string, resourcesJson: string): string | null
   /** Validates JSON text; returns the issues, or `null` when it is valid. */
   validateJson(text: string): Array<BindingIssue> | null
 }

@@ -38,16 +38,38 @@ impl BindingSchema {
             .map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
     }
 
+    /// Checks only the shape of a schema given as JSON text (depth, and that its evaluation
+    /// ends), for schemas another validator runs. Returns what is wrong, or `null`.
+    #[napi]
+    pub fn check(schema_json: String, resources_json: String) -> Option<String> {
+        let schema: serde_json::Value = match serde_json::from_str(&schema_json) {
+            Ok(schema) => schema,
+            Err(err) => return Some(format!("the schema is not JSON: {err}")),
+        };
+        let resources: Vec<(String, serde_json::Value)> =
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&resources_json)
+                .map(|map| map.into_iter().collect())
+                .unwrap_or_default();
+        SchemaValidator::check(&schema, &resources)
+            .err()
+            .map(|err| err.to_string())
+    }
+
     /// Validates JSON text; returns the issues, or `null` when it is valid.
     #[napi]
     pub fn validate_json(&self, text: String) -> Option<Vec<BindingIssue>> {
         let issues = match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(value) => self.inner.validate(&value),
             Err(err) => {
+                // never quote the text: the position says enough
                 return Some(vec![BindingIssue {
                     path: String::new(),
-                    message: format!("is not valid JSON: {err}"),
-                }])
+                    message: format!(
+                        "is not valid JSON (line {}, column {})",
+                        err.line(),
+                        err.column()
+                    ),
+                }]);
             }
         };
         if issues.is_empty() {

@@ -2,6 +2,17 @@
  * JSON Schema validation: compiled once per tool at registration, with ajv (draft
  * 2020-12 by default, draft-07 when `$schema` says so). Schemas are never fetched:
  * a `$ref` to a resource that was not given is a registration error.
+ *
+ * Schemas and inputs may be hostile (an MCP server's tools come with its schemas):
+ * - a schema nesting deeper than {@link MAX_DEPTH} levels, or whose evaluation cannot end
+ *   (references that loop without descending into the input), is a SchemaError;
+ * - an input nesting deeper than {@link MAX_DEPTH} levels is one issue, checked before
+ *   any validator descends into it;
+ * - schemas with `pattern` / `patternProperties` run on the core's linear-time regex
+ *   engine; a pattern it cannot run (lookaround, backreferences) is a SchemaError;
+ * - issue messages say what is wrong, never what the value was;
+ * - at most {@link MAX_ISSUES} issues are listed, then one that counts the rest;
+ * - a validator never throws.
  */
 import { createRequire } from 'node:module'
 import type { Ajv as AjvCore, ErrorObject, ValidateFunction } from 'ajv'
@@ -30,6 +41,11 @@ export interface SchemaOptions {
   readonly schemaResources?: Readonly<Record<string, object | boolean>>
 }
 
+/** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level). */
+export const MAX_DEPTH = 100
+/** How many issues are listed before one that counts the rest. */
+export const MAX_ISSUES = 100
+
 const DRAFT7 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/
 const DRAFT2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/
 
@@ -52,10 +68,66 @@ function toIssue(error: ErrorObject): Issue {
   } else if (error.keyword === 'unevaluatedProperties' && typeof params.unevaluatedProperty === 'string') {
     path += `/${escapePointer(params.unevaluatedProperty)}`
   }
-  let message = error.message ?? `fails ${error.keyword}`
+  // ajv's own messages for these keywords name only what the schema says; any other
+  // keyword gets a message of ours, so no input value is ever quoted
+  let message = VALUE_FREE.has(error.keyword) && error.message !== undefined ? error.message : `fails ${error.keyword}`
   if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') message = 'is not allowed'
   else if (error.keyword === 'required') message = 'is required'
+  else if (error.keyword === 'propertyNames') message = 'has a property name that is not valid'
   return Object.freeze({ path, message })
+}
+
+const VALUE_FREE = new Set([
+  'type', 'enum', 'const', 'pattern', 'format', 'minLength', 'maxLength', 'minimum', 'maximum',
+  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'uniqueItems',
+  'minProperties', 'maxProperties', 'contains', 'minContains', 'maxContains', 'items',
+  'additionalItems', 'unevaluatedItems', 'prefixItems', 'anyOf', 'oneOf', 'allOf', 'not', 'if',
+  'dependencies', 'dependentRequired', 'false schema', 'formatMinimum', 'formatMaximum',
+  'formatExclusiveMinimum', 'formatExclusiveMaximum',
+])
+
+/** Whether `value` nests deeper than `limit` levels. Iterative; a cyclic value never ends, so it does. */
+export function depthExceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: [object, number][] = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    const children = Array.isArray(node) ? node : Object.values(node)
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+const TOO_DEEP: readonly Issue[] = Object.freeze([
+  Object.freeze({ path: '', message: `nests deeper than ${MAX_DEPTH} levels` }),
+])
+const NOT_JSON: readonly Issue[] = Object.freeze([
+  Object.freeze({ path: '', message: 'is not a JSON value that can be checked' }),
+])
+
+/** The first {@link MAX_ISSUES} issues, then one that says how many more there were. */
+function capped<T>(items: readonly T[], toIssue: (item: T) => Issue): readonly Issue[] {
+  const issues = items.slice(0, MAX_ISSUES).map(toIssue)
+  if (items.length > MAX_ISSUES) {
+    issues.push(Object.freeze({ path: '', message: `${items.length - MAX_ISSUES} more issues not listed` }))
+  }
+  return Object.freeze(issues)
+}
+
+/** A validator that checks the input's depth first and never throws. */
+function guarded(check: Validator): Validator {
+  return (value) => {
+    try {
+      if (depthExceeds(value, MAX_DEPTH)) return TOO_DEEP
+      return check(value)
+    } catch {
+      // a getter or Proxy in the input threw, or it holds what JSON cannot carry
+      return NOT_JSON
+    }
+  }
 }
 
 const CORE_KEYWORDS = new Set([
@@ -67,12 +139,16 @@ const CORE_KEYWORDS = new Set([
   'unevaluatedItems',
   '$vocabulary',
   '__proto__',
+  // untrusted patterns run on the core's linear-time regex engine, never on backtracking RegExp
+  'pattern',
+  'patternProperties',
 ])
 
 /**
  * Whether a schema needs the core's validator: keywords ajv evaluates incompletely
- * (dynamic scope, unevaluated*), a `__proto__` property name, or (draft-07) a `$ref`
- * with sibling keywords, which draft-07 ignores and ajv does not.
+ * (dynamic scope, unevaluated*), a `__proto__` property name, (draft-07) a `$ref`
+ * with sibling keywords, which draft-07 ignores and ajv does not, or a regex pattern
+ * (ajv would run it on the backtracking RegExp engine).
  */
 function needsCore(schema: unknown, draft7: boolean): boolean {
   if (typeof schema !== 'object' || schema === null) return false
@@ -89,6 +165,7 @@ function needsCore(schema: unknown, draft7: boolean): boolean {
 export class SchemaCompiler {
   private draft2020: AjvCore | undefined
   private draft7: AjvCore | undefined
+  private resourcesJson: string | undefined
 
   constructor(private readonly options: SchemaOptions = {}) {}
 
@@ -126,12 +203,24 @@ export class SchemaCompiler {
    * @throws SchemaError for an invalid schema, an unsupported `$schema`, or an unresolvable `$ref`.
    */
   compile(schema: unknown, what: string): Validator {
+    return guarded(this.compileUnguarded(schema, what))
+  }
+
+  private resources(): string {
+    this.resourcesJson ??= JSON.stringify(this.options.schemaResources ?? {})
+    return this.resourcesJson
+  }
+
+  private compileUnguarded(schema: unknown, what: string): Validator {
     if (typeof schema === 'boolean') {
       const none = Object.freeze([Object.freeze({ path: '', message: 'no value is allowed (schema is false)' })])
       return schema ? () => undefined : () => none
     }
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
       throw new SchemaError(`${what} must be a JSON Schema object or boolean`)
+    }
+    if (depthExceeds(schema, MAX_DEPTH)) {
+      throw new SchemaError(`${what} is not usable: it nests deeper than ${MAX_DEPTH} levels`)
     }
     const declared = (schema as { $schema?: unknown }).$schema
     let draft: '2020' | '7' = '2020'
@@ -145,6 +234,9 @@ export class SchemaCompiler {
       }
     }
     if (needsCore(schema, draft === '7')) return this.compileInCore(schema, what)
+    // ajv would recurse without end on a schema whose references loop in place: the core checks the shape
+    const shape = BindingSchema.check(JSON.stringify(schema), this.resources())
+    if (shape !== null) throw new SchemaError(`${what} is not usable: ${shape.replace(/^the schema (is not usable: )?/, '')}`)
     const ajv = this.instance(draft)
     let validate: ValidateFunction
     try {
@@ -158,7 +250,7 @@ export class SchemaCompiler {
     let core: Validator | undefined
     return (value) => {
       try {
-        return validate(value) ? undefined : Object.freeze((validate.errors ?? []).map(toIssue))
+        return validate(value) ? undefined : capped(validate.errors ?? [], toIssue)
       } catch {
         // ajv threw on this value: the core validates it (compiled once, on first need)
         core ??= this.compileInCore(schema, what)
@@ -171,9 +263,12 @@ export class SchemaCompiler {
   private compileInCore(schema: object, what: string): Validator {
     let compiled: InstanceType<typeof BindingSchema>
     try {
-      compiled = BindingSchema.compile(JSON.stringify(schema), JSON.stringify(this.options.schemaResources ?? {}))
+      compiled = BindingSchema.compile(JSON.stringify(schema), this.resources())
     } catch (err) {
       const message = (err as Error).message
+      if (message.startsWith('the schema ') || message.includes('linear-time regex engine')) {
+        throw new SchemaError(`${what} is not usable: ${message.replace(/^the schema (is not usable: )?/, '')}`, { cause: err })
+      }
       const remote = /resolve|retriev|unknown scheme|reference/i.test(message)
       throw new SchemaError(
         remote
@@ -184,6 +279,7 @@ export class SchemaCompiler {
     }
     return (value) => {
       const issues = compiled.validateJson(JSON.stringify(value) ?? 'null')
+      // the core lists at most MAX_ISSUES, then one that counts the rest
       return issues === null ? undefined : Object.freeze(issues.map((i) => Object.freeze({ path: i.path, message: i.message })))
     }
   }

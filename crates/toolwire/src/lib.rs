@@ -45,5 +45,7 @@ pub use model::ModelView;
 pub use output::{ContentPart, PartKind, ToolOutput};
 pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
-pub use schema::{Issue, SchemaCompileError, SchemaValidator};
+pub use schema::{
+    Issue, SchemaCompileError, SchemaValidator, MAX_DEPTH, MAX_ISSUES, SCHEMA_RED_ZONE,
+};
 pub use wire::{WireError, MAX_VALUE_DEPTH, WIRE_VERSION};

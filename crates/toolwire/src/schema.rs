@@ -1,11 +1,61 @@
 //! JSON Schema validation of tool inputs (draft 2020-12 by default, draft-07 when
 //! `$schema` says so), compiled once. Schemas are never fetched: a `$ref` must resolve
 //! inside the schema or to a resource given at compile time.
+//!
+//! Schemas and inputs may be hostile, so:
+//! - a schema nesting deeper than [`MAX_DEPTH`] levels, or whose evaluation cannot end
+//!   (references that loop without descending into the input), does not compile;
+//! - an input nesting deeper than [`MAX_DEPTH`] levels is one issue, not a deep descent;
+//! - `pattern` and `patternProperties` run on a linear-time regex engine; a pattern it
+//!   cannot run (lookaround, backreferences) does not compile;
+//! - an issue message never quotes the input, only what the schema says;
+//! - at most [`MAX_ISSUES`] issues are listed, then one that says how many more there were;
+//! - compiling and validating run where the stack has room for them.
 
 use std::fmt;
 
 use serde::Serialize;
 use serde_json::Value;
+
+#[path = "schema_shape.rs"]
+mod shape;
+
+/// The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level).
+///
+/// ```
+/// let deep = (0..200).fold(serde_json::json!(1), |v, _| serde_json::json!([v]));
+/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({}), &[]).unwrap();
+/// assert!(v.validate(&deep)[0].message().contains("levels"));
+/// assert!(toolwire::MAX_DEPTH < 128);
+/// ```
+pub const MAX_DEPTH: usize = shape::MAX_DEPTH;
+
+/// How many issues [`SchemaValidator::validate`] lists before one that counts the rest.
+///
+/// ```
+/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"items": {"type": "string"}}), &[]).unwrap();
+/// let issues = v.validate(&serde_json::json!(vec![0; 1000]));
+/// assert_eq!(issues.len(), toolwire::MAX_ISSUES + 1);
+/// assert!(issues[toolwire::MAX_ISSUES].message().contains("900 more"));
+/// ```
+pub const MAX_ISSUES: usize = 100;
+
+/// Below this much free stack, compiling and validating move to a fresh stack (bounded
+/// depths keep every schema that compiles, on every input, within it).
+///
+/// Debug builds have larger frames, so a larger red zone.
+///
+/// ```
+/// assert!(toolwire::SCHEMA_RED_ZONE >= 4 << 20);
+/// ```
+pub const SCHEMA_RED_ZONE: usize = if cfg!(debug_assertions) {
+    16 << 20
+} else {
+    4 << 20
+};
+const RED_ZONE: usize = SCHEMA_RED_ZONE;
+/// The size of that fresh stack (reserved address space; only what is used is touched).
+const STACK_SIZE: usize = 256 << 20;
 
 /// One validation failure: a JSON Pointer into the instance and a message.
 ///
@@ -96,6 +146,13 @@ const KNOWN_DRAFTS: [&str; 5] = [
     "https://json-schema.org/draft/2020-12/schema",
 ];
 
+const DEFAULT_BASE: &str = "json-schema:///";
+
+/// Runs `f` on a stack with at least [`RED_ZONE`] free.
+fn with_stack<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(RED_ZONE, STACK_SIZE, f)
+}
+
 impl SchemaValidator {
     /// Compiles `schema`; `resources` are `(uri, schema)` pairs that `$ref`s may name.
     /// Without `$schema`, the schema is read as draft 2020-12.
@@ -106,54 +163,271 @@ impl SchemaValidator {
     /// let v = toolwire::SchemaValidator::compile(&json!({"$ref": "http://localhost:1234/int.json"}), &[remote]).unwrap();
     /// assert!(!v.validate(&json!("x")).is_empty());
     /// ```
+    ///
+    /// A schema whose evaluation would never end does not compile:
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let err = toolwire::SchemaValidator::compile(&json!({"$ref": "#", "unevaluatedProperties": false}), &[]).unwrap_err();
+    /// assert!(err.to_string().contains("never end"));
+    /// ```
     pub fn compile(
         schema: &Value,
         resources: &[(String, Value)],
     ) -> Result<Self, SchemaCompileError> {
-        let mut options = jsonschema::options();
-        let declared = schema.get("$schema").and_then(Value::as_str);
-        match declared {
-            None => options = options.with_draft(jsonschema::Draft::Draft202012),
-            Some(uri) if DRAFT7.contains(&uri) => {
-                options = options.with_draft(jsonschema::Draft::Draft7)
-            }
-            Some(_) => {}
+        if shape::depth_exceeds(schema, MAX_DEPTH) {
+            return Err(SchemaCompileError(format!(
+                "the schema nests deeper than {MAX_DEPTH} levels"
+            )));
         }
-        for (uri, contents) in resources {
-            // A resource whose `$schema` names no draft this validator knows is left out:
-            // reading it would need its meta-schema, and nothing is ever fetched.
-            let known = match contents.get("$schema").and_then(Value::as_str) {
-                None => true,
-                Some(uri) => KNOWN_DRAFTS.contains(&uri.trim_end_matches('#')),
-            };
-            if let (true, Ok(resource)) =
-                (known, jsonschema::Resource::from_contents(contents.clone()))
-            {
-                options = options.with_resource(uri.clone(), resource);
-            }
+        with_stack(|| Self::compile_checked(schema, resources))
+    }
+
+    /// Checks only the shape of `schema`: that it nests at most [`MAX_DEPTH`] levels and
+    /// that its evaluation ends (no reference loops back without descending into the
+    /// input, no chain of more than 64 schemas applied in place). For validators other
+    /// than this one, that run the same schema.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let tree = json!({"properties": {"children": {"items": {"$ref": "#"}}}});
+    /// assert!(toolwire::SchemaValidator::check(&tree, &[]).is_ok());
+    /// let cycle = json!({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}});
+    /// assert!(toolwire::SchemaValidator::check(&cycle, &[]).is_err());
+    /// ```
+    pub fn check(schema: &Value, resources: &[(String, Value)]) -> Result<(), SchemaCompileError> {
+        if shape::depth_exceeds(schema, MAX_DEPTH) {
+            return Err(SchemaCompileError(format!(
+                "the schema nests deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        with_stack(|| {
+            let known = known_resources(resources);
+            check_shape(schema, draft_of(schema), &known)
+        })
+    }
+
+    fn compile_checked(
+        schema: &Value,
+        resources: &[(String, Value)],
+    ) -> Result<Self, SchemaCompileError> {
+        let draft = draft_of(schema);
+        let known = known_resources(resources);
+        check_shape(schema, draft, &known)?;
+        let registry = jsonschema::Registry::new()
+            .extend(known.iter().copied())
+            .and_then(jsonschema::RegistryBuilder::prepare)
+            .map_err(|err| SchemaCompileError(err.to_string()))?;
+        let mut options = jsonschema::options()
+            .with_registry(&registry)
+            .with_pattern_options(jsonschema::PatternOptions::regex());
+        if let Some(draft) = draft {
+            options = options.with_draft(draft);
         }
         options
             .build(schema)
             .map(|inner| SchemaValidator { inner })
-            .map_err(|err| SchemaCompileError(err.to_string()))
+            .map_err(|err| SchemaCompileError(compile_message(&err)))
     }
 
-    /// Every violation of the schema by `instance`; empty when it is valid.
+    /// Every violation of the schema by `instance`; empty when it is valid. At most
+    /// [`MAX_ISSUES`] are listed, then one that says how many more there were. Messages
+    /// say what is wrong, never what the value was.
     ///
     /// ```
     /// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"minimum": 5}), &[]).unwrap();
     /// assert!(v.validate(&serde_json::json!(7)).is_empty());
+    /// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"minLength": 40}), &[]).unwrap();
+    /// let issues = v.validate(&serde_json::json!("hunter2-SECRET"));
+    /// assert!(!issues[0].message().contains("hunter2"));
     /// ```
     pub fn validate(&self, instance: &Value) -> Vec<Issue> {
-        if self.inner.is_valid(instance) {
-            return Vec::new();
+        if shape::depth_exceeds(instance, MAX_DEPTH) {
+            return vec![Issue {
+                path: String::new(),
+                message: format!("nests deeper than {MAX_DEPTH} levels"),
+            }];
         }
-        self.inner
-            .iter_errors(instance)
-            .map(|err| Issue {
-                path: err.instance_path.to_string(),
-                message: err.to_string(),
+        with_stack(|| {
+            if self.inner.is_valid(instance) {
+                return Vec::new();
+            }
+            let mut issues = Vec::new();
+            let mut more = 0usize;
+            for err in self.inner.iter_errors(instance) {
+                for issue in issues_of(&err) {
+                    if issues.len() < MAX_ISSUES {
+                        issues.push(issue);
+                    } else {
+                        more += 1;
+                    }
+                }
+            }
+            if more > 0 {
+                issues.push(Issue {
+                    path: String::new(),
+                    message: format!("{more} more issues not listed"),
+                });
+            }
+            issues
+        })
+    }
+}
+
+/// The draft `schema` is read as: 2020-12 without `$schema`, draft-07 when it says so,
+/// else what the compiler detects.
+fn draft_of(schema: &Value) -> Option<jsonschema::Draft> {
+    match schema.get("$schema").and_then(Value::as_str) {
+        None => Some(jsonschema::Draft::Draft202012),
+        Some(uri) if DRAFT7.contains(&uri) => Some(jsonschema::Draft::Draft7),
+        Some(_) => None,
+    }
+}
+
+/// The resources a schema may name. One whose `$schema` names no draft this validator
+/// knows is left out: reading it would need its meta-schema, and nothing is ever fetched.
+fn known_resources(resources: &[(String, Value)]) -> Vec<(&str, &Value)> {
+    resources
+        .iter()
+        .filter(
+            |(_, contents)| match contents.get("$schema").and_then(Value::as_str) {
+                None => true,
+                Some(uri) => KNOWN_DRAFTS.contains(&uri.trim_end_matches('#')),
+            },
+        )
+        .filter(|(_, contents)| !shape::depth_exceeds(contents, MAX_DEPTH))
+        .filter(|(uri, _)| referencing::uri::from_str(uri.trim_end_matches('#')).is_ok())
+        .map(|(uri, contents)| (uri.as_str(), contents))
+        .collect()
+}
+
+/// Checks the shape of `schema` (see the `shape` module) against a registry like the one
+/// the compiler builds.
+fn check_shape(
+    schema: &Value,
+    draft: Option<jsonschema::Draft>,
+    resources: &[(&str, &Value)],
+) -> Result<(), SchemaCompileError> {
+    let draft = draft.unwrap_or_default().detect(schema);
+    let id = schema
+        .get(draft.id_keyword())
+        .and_then(Value::as_str)
+        .filter(|id| !id.starts_with('#'));
+    let Ok(base) = referencing::uri::from_str(id.unwrap_or(DEFAULT_BASE)) else {
+        return Ok(()); // the compiler reports it
+    };
+    let registry = referencing::Registry::new()
+        .draft(draft)
+        .retrieve_known_draft_meta_schemas(false)
+        .extend(resources.iter().copied())
+        .and_then(|builder| builder.add(base.as_str(), draft.create_resource_ref(schema)))
+        .and_then(referencing::RegistryBuilder::prepare);
+    let Ok(registry) = registry else {
+        return Ok(()); // the compiler reports it
+    };
+    shape::check_evaluation(schema, draft, &registry, base)
+        .map_err(|why| SchemaCompileError(format!("the schema is not usable: {why}")))
+}
+
+/// A compile error's message: what the schema says is wrong (never an instance value, as
+/// there is none yet).
+fn compile_message(err: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match err.kind() {
+        K::Pattern { pattern } => format!(
+            "pattern \"{pattern}\" cannot run on the linear-time regex engine (lookaround and backreferences are not supported)"
+        ),
+        K::Format { format } if format == "regex" => {
+            "a pattern cannot run on the linear-time regex engine (lookaround and backreferences are not supported), or is not a regex".to_owned()
+        }
+        _ => err.to_string(),
+    }
+}
+
+fn pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn limit(value: &Value) -> String {
+    value.to_string()
+}
+
+/// The issues one validation error stands for: object keywords that name several keys
+/// give one issue per key, at that key's path.
+fn issues_of(err: &jsonschema::ValidationError<'_>) -> Vec<Issue> {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let path = err.instance_path().to_string();
+    let one = |message: String| {
+        vec![Issue {
+            path: path.clone(),
+            message,
+        }]
+    };
+    let per_key = |keys: &[String], message: &str| {
+        keys.iter()
+            .map(|key| Issue {
+                path: format!("{path}/{}", pointer_token(key)),
+                message: message.to_owned(),
             })
             .collect()
+    };
+    match err.kind() {
+        K::AdditionalItems { limit } => one(format!("must NOT have more than {limit} items")),
+        K::AdditionalProperties { unexpected } => per_key(unexpected, "is not allowed"),
+        K::UnevaluatedProperties { unexpected } => per_key(unexpected, "is not allowed"),
+        K::UnevaluatedItems { .. } => {
+            one("must NOT have items beyond those the schema evaluates".to_owned())
+        }
+        K::AnyOf { .. } => one("must match a schema in anyOf".to_owned()),
+        K::OneOfNotValid { .. } => one("must match exactly one schema in oneOf".to_owned()),
+        K::OneOfMultipleValid { .. } => {
+            one("must match exactly one schema in oneOf, but matches more than one".to_owned())
+        }
+        K::BacktrackLimitExceeded { .. } | K::RegexEngineFailure { .. } => {
+            one("could not be checked against a pattern".to_owned())
+        }
+        K::Constant { .. } => one("must be equal to the constant".to_owned()),
+        K::Enum { .. } => one("must be equal to one of the allowed values".to_owned()),
+        K::Contains => one("must contain an item that matches the contains schema".to_owned()),
+        K::ContentEncoding { content_encoding } => {
+            one(format!("must be encoded as {content_encoding}"))
+        }
+        K::ContentMediaType { content_media_type } => {
+            one(format!("must be of media type {content_media_type}"))
+        }
+        K::Custom { keyword, .. } => one(format!("fails {keyword}")),
+        K::ExclusiveMaximum { limit: l } => one(format!("must be < {}", limit(l))),
+        K::ExclusiveMinimum { limit: l } => one(format!("must be > {}", limit(l))),
+        K::Maximum { limit: l } => one(format!("must be <= {}", limit(l))),
+        K::Minimum { limit: l } => one(format!("must be >= {}", limit(l))),
+        K::FalseSchema => one("is not allowed (the schema is false)".to_owned()),
+        K::Format { format } => one(format!("must match format \"{format}\"")),
+        K::FromUtf8 { .. } => one("must decode to valid UTF-8".to_owned()),
+        K::MaxItems { limit } => one(format!("must NOT have more than {limit} items")),
+        K::MinItems { limit } => one(format!("must NOT have fewer than {limit} items")),
+        K::MaxLength { limit } => one(format!("must NOT have more than {limit} characters")),
+        K::MinLength { limit } => one(format!("must NOT have fewer than {limit} characters")),
+        K::MaxProperties { limit } => one(format!("must NOT have more than {limit} properties")),
+        K::MinProperties { limit } => one(format!("must NOT have fewer than {limit} properties")),
+        K::MultipleOf { multiple_of } => one(format!("must be a multiple of {multiple_of}")),
+        K::Not { .. } => one("must NOT be valid against the schema in not".to_owned()),
+        K::Pattern { pattern } => one(format!("must match pattern \"{pattern}\"")),
+        K::PropertyNames { .. } => one("has a property name that is not valid".to_owned()),
+        K::Required { property } => match property.as_str() {
+            Some(key) => vec![Issue {
+                path: format!("{path}/{}", pointer_token(key)),
+                message: "is required".to_owned(),
+            }],
+            None => one("is missing a required property".to_owned()),
+        },
+        K::Type { kind } => {
+            let names: Vec<String> = match kind {
+                TypeKind::Single(t) => vec![t.to_string()],
+                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+            };
+            one(format!("must be {}", names.join(" or ")))
+        }
+        K::UniqueItems => one("must NOT have duplicate items".to_owned()),
+        K::Referencing(_) => one("could not be checked: a reference does not resolve".to_owned()),
     }
 }

@@ -1,0 +1,275 @@
+//! The shape of a schema, checked before it is compiled: how deep its JSON nests, and
+//! whether its evaluation can end.
+//!
+//! Keywords that apply a subschema to the same instance location ("in place": `$ref`,
+//! `$dynamicRef`, `$recursiveRef`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
+//! `dependentSchemas`) form a graph. A cycle in that graph means the evaluation never
+//! ends, whatever the input: `{"$ref": "#"}` beside `unevaluatedProperties`, or `a` refers
+//! to `b` which refers to `a`. Keywords that descend into the input (`properties`, `items`,
+//! ...) end with the input, whose depth is bounded, so recursion through them (a tree) is
+//! fine. `$dynamicRef` and `$recursiveRef` are followed to their static target.
+
+use std::collections::HashMap;
+
+use referencing::{Draft, Registry, Resolver};
+use serde_json::Value;
+
+/// The deepest JSON nesting of a schema, and of an instance, that toolwire reads.
+pub(crate) const MAX_DEPTH: usize = 100;
+/// The longest chain of schemas applied in place to one instance location.
+pub(crate) const MAX_IN_PLACE_CHAIN: usize = 64;
+/// The most schema evaluations one instance location can need.
+pub(crate) const MAX_IN_PLACE_EVALUATIONS: u64 = 10_000;
+
+const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
+const IN_PLACE_MANY: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+const DESCEND_ONE: [&str; 8] = [
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "items",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "contentSchema",
+];
+const DESCEND_MAP: [&str; 2] = ["properties", "patternProperties"];
+const REFS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// How deep `value` nests (a scalar is 0, `[]` is 1), counting no further than `limit + 1`.
+/// Iterative: safe on any depth.
+pub(crate) fn depth_exceeds(value: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth + 1 > limit {
+            return true;
+        }
+        for child in children {
+            if child.is_array() || child.is_object() {
+                stack.push((child, depth + 1));
+            }
+        }
+    }
+    false
+}
+
+/// Whether `value` (or anything inside it) has a `$ref`-like keyword.
+fn has_refs(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => {
+                if REFS
+                    .iter()
+                    .any(|k| map.get(*k).is_some_and(Value::is_string))
+                {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+struct Node<'r> {
+    /// `(target node, in place, the reference that led there)`
+    edges: Vec<(usize, bool, Option<&'r str>)>,
+}
+
+struct Graph<'r> {
+    nodes: Vec<Node<'r>>,
+    index: HashMap<*const Value, usize>,
+    queue: Vec<(usize, &'r Value, Resolver<'r>, Draft)>,
+}
+
+impl<'r> Graph<'r> {
+    fn node(&mut self, value: &'r Value, resolver: Resolver<'r>, draft: Draft) -> usize {
+        let key = std::ptr::from_ref(value);
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node { edges: Vec::new() });
+        self.index.insert(key, id);
+        self.queue.push((id, value, resolver, draft));
+        id
+    }
+
+    /// Adds the edges of one schema object.
+    fn expand(&mut self, id: usize, value: &'r Value, parent: &Resolver<'r>, draft: Draft) {
+        let Value::Object(map) = value else { return };
+        let draft = draft.detect(value);
+        let resolver = parent
+            .in_subresource(draft.create_resource_ref(value))
+            .unwrap_or_else(|_| parent.clone());
+        let mut edges = Vec::new();
+        for keyword in REFS {
+            let Some(Value::String(reference)) = map.get(keyword) else {
+                continue;
+            };
+            if let Ok(resolved) = resolver.lookup(reference) {
+                let (contents, target_resolver, target_draft) = resolved.into_inner();
+                let target = self.node(contents, target_resolver, target_draft);
+                edges.push((target, true, Some(reference.as_str())));
+            }
+        }
+        // before 2019-09, the siblings of `$ref` are ignored
+        let siblings = !(matches!(draft, Draft::Draft4 | Draft::Draft6 | Draft::Draft7)
+            && map.contains_key("$ref"));
+        if siblings {
+            let mut child = |value: &'r Value, in_place: bool, graph: &mut Self| {
+                if value.is_object() {
+                    let target = graph.node(value, resolver.clone(), draft);
+                    edges.push((target, in_place, None));
+                }
+            };
+            for keyword in IN_PLACE_ONE {
+                if let Some(value) = map.get(keyword) {
+                    child(value, true, self);
+                }
+            }
+            for keyword in IN_PLACE_MANY {
+                if let Some(Value::Array(items)) = map.get(keyword) {
+                    items.iter().for_each(|value| child(value, true, self));
+                }
+            }
+            for keyword in ["dependentSchemas", "dependencies"] {
+                if let Some(Value::Object(values)) = map.get(keyword) {
+                    values.values().for_each(|value| child(value, true, self));
+                }
+            }
+            for keyword in DESCEND_ONE.iter().chain(["prefixItems"].iter()) {
+                match map.get(*keyword) {
+                    Some(Value::Array(items)) => {
+                        items.iter().for_each(|value| child(value, false, self))
+                    }
+                    Some(value) => child(value, false, self),
+                    None => {}
+                }
+            }
+            for keyword in DESCEND_MAP {
+                if let Some(Value::Object(values)) = map.get(keyword) {
+                    values.values().for_each(|value| child(value, false, self));
+                }
+            }
+        }
+        self.nodes[id].edges = edges;
+    }
+}
+
+/// Checks that evaluating `schema` ends in bounded depth. `registry` holds `schema` (at
+/// `base`) and every resource its references may name. `Err` says what is wrong.
+pub(crate) fn check_evaluation(
+    schema: &Value,
+    draft: Draft,
+    registry: &Registry<'_>,
+    base: referencing::Uri<String>,
+) -> Result<(), String> {
+    if !has_refs(schema) {
+        return Ok(()); // a tree: every chain ends with the schema's own (bounded) depth
+    }
+    let root_resolver = registry.resolver(base);
+    let mut graph = Graph {
+        nodes: Vec::new(),
+        index: HashMap::new(),
+        queue: Vec::new(),
+    };
+    // start from the registry's own copy, so references land on the same values
+    let root = match root_resolver.lookup("#") {
+        Ok(resolved) => resolved.into_inner(),
+        Err(_) => (schema, root_resolver.clone(), draft),
+    };
+    graph.node(root.0, root.1, root.2);
+    while let Some((id, value, resolver, draft)) = graph.queue.pop() {
+        graph.expand(id, value, &resolver, draft);
+    }
+    check_in_place(&graph.nodes)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    New,
+    Open,
+    Done,
+}
+
+/// Depth-first over the in-place edges: a cycle, a chain longer than
+/// [`MAX_IN_PLACE_CHAIN`], or more than [`MAX_IN_PLACE_EVALUATIONS`] evaluations is an error.
+fn check_in_place(nodes: &[Node<'_>]) -> Result<(), String> {
+    let mut mark = vec![Mark::New; nodes.len()];
+    let mut longest = vec![0usize; nodes.len()];
+    let mut count = vec![0u64; nodes.len()];
+    for start in 0..nodes.len() {
+        if mark[start] != Mark::New {
+            continue;
+        }
+        // (node, next edge, the reference that led here)
+        let mut stack: Vec<(usize, usize, Option<&str>)> = vec![(start, 0, None)];
+        mark[start] = Mark::Open;
+        while let Some(top) = stack.last_mut() {
+            let (id, next) = (top.0, top.1);
+            let edge = nodes[id].edges[next..]
+                .iter()
+                .position(|e| e.1)
+                .map(|offset| next + offset);
+            match edge {
+                Some(at) => {
+                    top.1 = at + 1;
+                    let (target, _, via) = nodes[id].edges[at];
+                    match mark[target] {
+                        Mark::Open => {
+                            let from = stack.iter().position(|f| f.0 == target).unwrap_or(0);
+                            let mut refs: Vec<String> = stack[from + 1..]
+                                .iter()
+                                .filter_map(|f| f.2)
+                                .chain(via)
+                                .map(|r| format!("\"{r}\""))
+                                .collect();
+                            refs.dedup();
+                            return Err(format!(
+                                "its references loop without descending into the input ({}), so its evaluation would never end",
+                                refs.join(" → ")
+                            ));
+                        }
+                        Mark::New => {
+                            mark[target] = Mark::Open;
+                            stack.push((target, 0, via));
+                        }
+                        Mark::Done => {}
+                    }
+                }
+                None => {
+                    let children = nodes[id].edges.iter().filter(|e| e.1).map(|e| e.0);
+                    let (mut deepest, mut total) = (0usize, 1u64);
+                    for child in children {
+                        deepest = deepest.max(longest[child]);
+                        total = total.saturating_add(count[child]);
+                    }
+                    longest[id] = deepest + 1;
+                    count[id] = total;
+                    mark[id] = Mark::Done;
+                    if longest[id] > MAX_IN_PLACE_CHAIN {
+                        return Err(format!(
+                            "it applies more than {MAX_IN_PLACE_CHAIN} schemas in a chain to one value"
+                        ));
+                    }
+                    if total > MAX_IN_PLACE_EVALUATIONS {
+                        return Err(format!(
+                            "one value would be evaluated against more than {MAX_IN_PLACE_EVALUATIONS} subschemas"
+                        ));
+                    }
+                    stack.pop();
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! Hostile schemas and inputs: the core's validator rejects what cannot end, bounds
+//! depth, issue count and regex time, and never quotes the input.
+
+use serde_json::{json, Value};
+use toolwire::{SchemaValidator, MAX_DEPTH, MAX_ISSUES};
+
+const SECRET: &str = "hunter2-SECRET";
+
+fn compile_err(schema: Value) -> String {
+    SchemaValidator::compile(&schema, &[])
+        .map(|_| ())
+        .expect_err("must not compile")
+        .to_string()
+}
+
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!(1), |v, _| json!([v]))
+}
+
+#[test]
+fn schemas_whose_evaluation_never_ends_do_not_compile() {
+    let cases = [
+        json!({ "$ref": "#", "unevaluatedProperties": false }),
+        json!({ "$ref": "#" }),
+        json!({ "allOf": [{ "$ref": "#" }] }),
+        json!({ "$ref": "#/$defs/a", "$defs": { "a": { "$ref": "#/$defs/b" }, "b": { "$ref": "#/$defs/a" } } }),
+        json!({ "$dynamicAnchor": "x", "$dynamicRef": "#x" }),
+        json!({ "$defs": { "n": { "$dynamicAnchor": "n", "anyOf": [{ "$dynamicRef": "#n" }] } }, "$ref": "#/$defs/n" }),
+        json!({ "$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveAnchor": true, "not": { "$recursiveRef": "#" } }),
+        json!({ "$schema": "http://json-schema.org/draft-07/schema#", "definitions": { "a": { "$ref": "#/definitions/b" }, "b": { "$ref": "#/definitions/a" } }, "$ref": "#/definitions/a" }),
+        json!({ "$id": "https://example.com/root.json", "$ref": "a.json",
+                "$defs": { "a": { "$id": "a.json", "$ref": "b.json" }, "b": { "$id": "b.json", "if": { "$ref": "a.json" } } } }),
+    ];
+    for schema in cases {
+        let message = compile_err(schema.clone());
+        assert!(message.contains("never end"), "{schema}: {message}");
+    }
+}
+
+#[test]
+fn a_cycle_through_a_given_resource_does_not_compile() {
+    let remote = (
+        "http://localhost:1234/loop.json".to_owned(),
+        json!({ "allOf": [{ "$ref": "http://localhost:1234/loop.json" }] }),
+    );
+    let err = SchemaValidator::compile(
+        &json!({ "$ref": "http://localhost:1234/loop.json" }),
+        &[remote],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("never end"), "{err}");
+}
+
+#[test]
+fn recursive_schemas_that_descend_into_the_input_still_work() {
+    let tree = json!({
+        "type": "object",
+        "properties": { "name": { "type": "string" }, "children": { "type": "array", "items": { "$ref": "#" } } },
+        "unevaluatedProperties": false
+    });
+    let v = SchemaValidator::compile(&tree, &[]).unwrap();
+    let ok = json!({ "name": "a", "children": [{ "name": "b", "children": [] }] });
+    assert!(v.validate(&ok).is_empty());
+    let bad = json!({ "name": "a", "children": [{ "name": 1, "extra": true }] });
+    let issues = v.validate(&bad);
+    let paths: Vec<&str> = issues.iter().map(|i| i.path()).collect();
+    assert!(paths.contains(&"/children/0/name"), "{paths:?}");
+    assert!(paths.contains(&"/children/0/extra"), "{paths:?}");
+
+    // as deep as the input may nest
+    let mut deep = json!({ "name": "leaf" });
+    for _ in 0..(MAX_DEPTH / 2 - 1) {
+        deep = json!({ "children": [deep] });
+    }
+    assert!(v.validate(&deep).is_empty());
+}
+
+#[test]
+fn long_and_wide_in_place_chains_do_not_compile() {
+    let mut defs = serde_json::Map::new();
+    for i in 0..200 {
+        defs.insert(
+            format!("d{i}"),
+            json!({ "$ref": format!("#/$defs/d{}", i + 1) }),
+        );
+    }
+    defs.insert("d200".into(), json!({ "type": "string" }));
+    let message = compile_err(json!({ "$ref": "#/$defs/d0", "$defs": defs }));
+    assert!(message.contains("chain"), "{message}");
+
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/$defs/w{}", i + 1);
+        defs.insert(
+            format!("w{i}"),
+            json!({ "allOf": [{ "$ref": next }, { "$ref": next }] }),
+        );
+    }
+    defs.insert("w30".into(), json!(true));
+    let message = compile_err(json!({ "$ref": "#/$defs/w0", "$defs": defs }));
+    assert!(message.contains("subschemas"), "{message}");
+}
+
+#[test]
+fn depth_is_bounded_for_schemas_and_inputs() {
+    let deep_schema = (0..1_000).fold(json!({}), |v, _| json!({ "not": v }));
+    let message = compile_err(deep_schema);
+    assert!(message.contains("levels"), "{message}");
+
+    let v = SchemaValidator::compile(&json!({ "type": "array" }), &[]).unwrap();
+    assert!(v.validate(&nested(MAX_DEPTH - 1)).is_empty());
+    let issues = v.validate(&nested(MAX_DEPTH + 1));
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].path(), "");
+    assert!(issues[0].message().contains("levels"));
+}
+
+#[test]
+fn validation_runs_where_the_stack_has_room() {
+    // a thread with a small stack: validation moves to a fresh one instead of overflowing
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let tree = json!({ "anyOf": [{ "type": "integer" }, { "type": "array", "items": { "allOf": [{ "$ref": "#" }] } }] });
+            let v = SchemaValidator::compile(&tree, &[]).unwrap();
+            let ok = v.validate(&nested(MAX_DEPTH - 1)).is_empty();
+            let bad = (0..MAX_DEPTH - 1).fold(json!("x"), |v, _| json!([v]));
+            (ok, v.validate(&bad).len())
+        })
+        .unwrap();
+    let (ok, issues) = handle.join().unwrap();
+    assert!(ok);
+    assert!(issues > 0);
+}
+
+#[test]
+fn issue_messages_never_quote_the_input() {
+    let cases = [
+        json!({ "minLength": 40 }),
+        json!({ "maxLength": 3 }),
+        json!({ "pattern": "^[0-9]+$" }),
+        json!({ "enum": ["a", "b"] }),
+        json!({ "const": "a" }),
+        json!({ "type": "integer" }),
+        json!({ "not": { "type": "string" } }),
+        json!({ "format": "email", "$schema": "https://json-schema.org/draft/2020-12/schema", "$vocabulary": {} }),
+        json!({ "anyOf": [{ "type": "integer" }, { "minLength": 99 }] }),
+        json!({ "oneOf": [{ "type": "string" }, { "minLength": 1 }] }),
+        json!({ "contentMediaType": "application/json" }),
+        json!({ "contentEncoding": "base64" }),
+        json!({ "$ref": "#/$defs/s", "$defs": { "s": { "minLength": 99 } }, "unevaluatedProperties": false }),
+        json!(false),
+    ];
+    for schema in cases {
+        let v = SchemaValidator::compile(&schema, &[]).unwrap();
+        for instance in [
+            json!(SECRET),
+            json!([SECRET, SECRET]),
+            json!({ "k": SECRET }),
+        ] {
+            for issue in v.validate(&instance) {
+                assert!(!issue.message().contains("hunter2"), "{schema}: {issue:?}");
+            }
+        }
+    }
+    let objects = [
+        json!({ "propertyNames": { "maxLength": 2 } }),
+        json!({ "additionalProperties": false }),
+        json!({ "uniqueItems": true }),
+        json!({ "contains": { "type": "integer" } }),
+        json!({ "items": { "minLength": 99 } }),
+        json!({ "prefixItems": [{ "type": "integer" }], "unevaluatedItems": false }),
+        json!({ "dependentRequired": { "a": ["b"] } }),
+    ];
+    for schema in objects {
+        let v = SchemaValidator::compile(&schema, &[]).unwrap();
+        for instance in [json!({ SECRET: SECRET, "a": 1 }), json!([SECRET, SECRET])] {
+            for issue in v.validate(&instance) {
+                assert!(!issue.message().contains("hunter2"), "{schema}: {issue:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn keys_that_are_not_allowed_or_required_get_their_own_path() {
+    let v = SchemaValidator::compile(&json!({ "required": ["a/b"], "additionalProperties": false, "properties": { "a/b": true } }), &[]).unwrap();
+    let issues = v.validate(&json!({ "x": 1, "y~": 2 }));
+    let found: Vec<(&str, &str)> = issues.iter().map(|i| (i.path(), i.message())).collect();
+    assert!(found.contains(&("/a~1b", "is required")), "{found:?}");
+    assert!(found.contains(&("/x", "is not allowed")), "{found:?}");
+    assert!(found.contains(&("/y~0", "is not allowed")), "{found:?}");
+}
+
+#[test]
+fn issues_are_capped_and_the_rest_counted() {
+    let v = SchemaValidator::compile(
+        &json!({ "type": "array", "items": { "type": "string" } }),
+        &[],
+    )
+    .unwrap();
+    let issues = v.validate(&json!(vec![0; 1_000_000]));
+    assert_eq!(issues.len(), MAX_ISSUES + 1);
+    assert_eq!(
+        issues[MAX_ISSUES].message(),
+        "999900 more issues not listed"
+    );
+    assert_eq!(issues[0].path(), "/0");
+}
+
+#[test]
+fn patterns_run_in_linear_time_and_backtracking_features_do_not_compile() {
+    let v = SchemaValidator::compile(&json!({ "pattern": "^(a+)+$" }), &[]).unwrap();
+    let input = format!("{}!", "a".repeat(5_000));
+    assert_eq!(v.validate(&json!(input)).len(), 1);
+    assert!(v.validate(&json!("aaaa")).is_empty());
+    let v = SchemaValidator::compile(
+        &json!({ "patternProperties": { "^(a|aa)+$": { "type": "integer" } } }),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(v.validate(&json!({ "a".repeat(5_000): "x" })).len(), 1);
+    for pattern in ["^(?=a)a+$", "(a)\\1", "(?<!x)y"] {
+        let message = compile_err(json!({ "pattern": pattern }));
+        assert!(message.contains("linear-time"), "{pattern}: {message}");
+        let message = compile_err(json!({ "patternProperties": { pattern: true } }));
+        assert!(message.contains("linear-time"), "{pattern}: {message}");
+    }
+}
+
+#[test]
+fn the_worst_shape_that_compiles_fits_in_the_red_zone() {
+    // the longest in-place chain that compiles, applied again at every input level
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        defs.insert(
+            format!("c{i}"),
+            json!({ "allOf": [{ "$ref": format!("#/$defs/c{}", i + 1) }] }),
+        );
+    }
+    defs.insert("c30".into(), json!({ "anyOf": [{ "type": "integer" }, { "type": "array", "items": { "$ref": "#/$defs/c0" } }] }));
+    let schema = json!({ "$ref": "#/$defs/c0", "$defs": defs });
+    // a stack just above the red zone: validation stays on it, so it must be enough
+    let handle = std::thread::Builder::new()
+        .stack_size(toolwire::SCHEMA_RED_ZONE + 256 * 1024)
+        .spawn(move || {
+            let v = SchemaValidator::compile(&schema, &[]).unwrap();
+            let deep = nested(MAX_DEPTH - 1);
+            let bad = (0..MAX_DEPTH - 1).fold(json!("x"), |v, _| json!([v]));
+            (v.validate(&deep).len(), v.validate(&bad).len())
+        })
+        .unwrap();
+    let (ok, bad) = handle.join().unwrap();
+    assert_eq!(ok, 0);
+    assert!(bad > 0);
+}

@@ -1,0 +1,267 @@
+// Hostile schemas and inputs (issue 11, classes 1, 3, 6 and the issue cap of 8): a schema
+// whose evaluation cannot end is a SchemaError at register, deep inputs are a typed
+// `invalid`, issue messages never quote the input, patterns run in linear time, and the
+// issues listed are capped. The process-killing cases also run in a child process.
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SchemaError, ToolManager, modelTextOf, ok, toModel, type CallResult } from '../src/index.js'
+import { MAX_DEPTH, MAX_ISSUES } from '../src/validate.js'
+import { distIndex, ensureBuilt } from './fixtures/mcp/helpers.js'
+
+const SECRET = 'hunter2-SECRET'
+
+const LOOPS: Record<string, object> = {
+  'self $ref beside unevaluatedProperties': { $ref: '#', unevaluatedProperties: false },
+  'self $ref': { $ref: '#' },
+  'self $ref in allOf': { allOf: [{ $ref: '#' }] },
+  'a → b → a': { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } },
+  '$dynamicRef loop': { $dynamicAnchor: 'x', $dynamicRef: '#x' },
+  'draft-07 definitions loop': {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    definitions: { a: { $ref: '#/definitions/b' }, b: { $ref: '#/definitions/a' } },
+    $ref: '#/definitions/a',
+  },
+  'loop across $id resources': {
+    $id: 'https://example.com/root.json',
+    $ref: 'a.json',
+    $defs: { a: { $id: 'a.json', $ref: 'b.json' }, b: { $id: 'b.json', if: { $ref: 'a.json' } } },
+  },
+  'loop in a property schema': { type: 'object', properties: { p: { $ref: '#/$defs/a' } }, $defs: { a: { not: { $ref: '#/$defs/a' } } } },
+}
+
+function nested(depth: number, leaf: unknown = 1): unknown {
+  let value = leaf
+  for (let i = 0; i < depth; i++) value = [value]
+  return value
+}
+
+function register(tm: ToolManager, inputSchema: unknown, name = 't'): void {
+  tm.register({ name, inputSchema: inputSchema as never, run: () => ok(true) })
+}
+
+describe('schemas whose evaluation cannot end', () => {
+  for (const [name, schema] of Object.entries(LOOPS)) {
+    it(`${name}: a SchemaError at register`, () => {
+      const tm = new ToolManager()
+      let error: unknown
+      try {
+        register(tm, schema)
+      } catch (err) {
+        error = err
+      }
+      expect(error).toBeInstanceOf(SchemaError)
+      expect((error as Error).message).toMatch(/never end/)
+      expect((error as Error).message).toContain('tool "t" inputSchema')
+    })
+  }
+
+  it('a loop through a given schema resource is a SchemaError too', () => {
+    const tm = new ToolManager({ schemaResources: { 'http://localhost:1234/loop.json': { anyOf: [{ $ref: 'http://localhost:1234/loop.json' }] } } })
+    expect(() => register(tm, { $ref: 'http://localhost:1234/loop.json' })).toThrow(/never end/)
+  })
+
+  it('a schema nesting deeper than the limit is a SchemaError, however deep', () => {
+    let schema: object = { type: 'string' }
+    for (let i = 0; i < 100_000; i++) schema = { not: schema }
+    const tm = new ToolManager()
+    expect(() => register(tm, schema)).toThrow(SchemaError)
+    expect(() => register(tm, schema)).toThrow(/deeper than 100 levels/)
+    const cyclic: Record<string, unknown> = { type: 'object' }
+    cyclic.properties = { self: cyclic }
+    expect(() => register(tm, cyclic, 'c')).toThrow(SchemaError)
+  })
+
+  it('a long chain of in-place references is a SchemaError', () => {
+    const $defs: Record<string, object> = {}
+    for (let i = 0; i < 500; i++) $defs[`d${i}`] = { $ref: `#/$defs/d${i + 1}` }
+    $defs.d500 = { type: 'string' }
+    expect(() => register(new ToolManager(), { $ref: '#/$defs/d0', $defs })).toThrow(/chain/)
+  })
+})
+
+describe('recursive schemas that descend into the input', () => {
+  const trees = {
+    'ajv route': { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } } },
+    'core route': {
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+      unevaluatedProperties: false,
+    },
+  }
+  for (const [route, schema] of Object.entries(trees)) {
+    it(`${route}: valid and invalid trees, and a deep one as a typed invalid`, async () => {
+      const tm = new ToolManager()
+      register(tm, schema)
+      expect(await tm.call('t', { name: 'a', children: [{ name: 'b', children: [] }] })).toMatchObject({ status: 'ok' })
+      const bad = await tm.call('t', { name: 'a', children: [{ name: 1 }] })
+      expect(bad.status).toBe('invalid')
+      if (bad.status === 'invalid') expect(bad.issues.map((i) => i.path)).toContain('/children/0/name')
+
+      let fits: unknown = { name: 'leaf' }
+      for (let i = 0; i < MAX_DEPTH / 2 - 1; i++) fits = { children: [fits] }
+      expect(await tm.call('t', fits)).toMatchObject({ status: 'ok' })
+
+      let deep: unknown = { name: 'leaf' }
+      for (let i = 0; i < 50_000; i++) deep = { children: [deep] }
+      const r = await tm.call('t', deep)
+      expect(r.status).toBe('invalid')
+      if (r.status === 'invalid') expect(r.issues).toEqual([{ path: '', message: `nests deeper than ${MAX_DEPTH} levels` }])
+    })
+  }
+
+  it('a cyclic or throwing input is a typed invalid, never a throw', async () => {
+    const tm = new ToolManager()
+    register(tm, { type: 'object' }, 'ajv')
+    register(tm, { type: 'object', unevaluatedProperties: false }, 'core')
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const throwing = new Proxy({}, { ownKeys: () => { throw new Error('boom') } })
+    for (const name of ['ajv', 'core']) {
+      expect(await tm.call(name, cyclic)).toMatchObject({ status: 'invalid' })
+      const r = await tm.call(name, throwing)
+      expect(r.status).toBe('invalid')
+    }
+    expect(await tm.call('core', { big: 1n })).toMatchObject({ status: 'invalid' })
+  })
+})
+
+describe('issue messages never quote the input', () => {
+  const schemas: Record<string, object> = {
+    minLength: { type: 'object', properties: { password: { type: 'string', minLength: 40 } } },
+    maxLength: { type: 'object', properties: { password: { type: 'string', maxLength: 3 } } },
+    enum: { type: 'object', properties: { password: { enum: ['a', 'b'] } } },
+    const: { type: 'object', properties: { password: { const: 'a' } } },
+    type: { type: 'object', properties: { password: { type: 'integer' } } },
+    pattern: { type: 'object', properties: { password: { type: 'string', pattern: '^[0-9]+$' } } },
+    not: { type: 'object', properties: { password: { not: { type: 'string' } } } },
+    anyOf: { type: 'object', properties: { password: { anyOf: [{ type: 'integer' }, { minLength: 99 }] } } },
+    oneOf: { type: 'object', properties: { password: { oneOf: [{ type: 'string' }, { minLength: 1 }] } } },
+    propertyNames: { type: 'object', propertyNames: { maxLength: 3 } },
+    additionalProperties: { type: 'object', additionalProperties: false },
+    uniqueItems: { type: 'object', properties: { list: { uniqueItems: true } } },
+    'core route minLength': { type: 'object', properties: { password: { minLength: 40 } }, unevaluatedProperties: false },
+    'core route enum': { type: 'object', properties: { password: { enum: ['x'] } }, unevaluatedProperties: false },
+    'core route propertyNames': { type: 'object', propertyNames: { maxLength: 3 }, unevaluatedProperties: false },
+  }
+  for (const formats of [false, true]) {
+    for (const [name, schema] of Object.entries(schemas)) {
+      it(`${name}${formats ? ' (formats on)' : ''}: not in the view, the model text, toJSONText or call_end`, async () => {
+        const tm = new ToolManager({ formats })
+        register(tm, { ...schema, ...(formats ? { properties: { ...(schema as { properties?: object }).properties, email: { format: 'email' } } } : {}) })
+        const ends: string[] = []
+        tm.on('call_end', (e) => ends.push(JSON.stringify(e.view), JSON.stringify(e.record), e.result.toJSONText()))
+        const input = { password: SECRET, list: [SECRET, SECRET], email: SECRET, extra: SECRET }
+        const r: CallResult = await tm.call('t', input)
+        expect(r.status).toBe('invalid')
+        const outputs = [JSON.stringify(r), modelTextOf(r), JSON.stringify(toModel(r)), ...ends]
+        expect(ends.length).toBeGreaterThan(0)
+        for (const text of outputs) expect(text).not.toContain('hunter2')
+      })
+    }
+  }
+
+  it('a key of the input appears in a path (where), never in a message (what)', async () => {
+    const tm = new ToolManager()
+    register(tm, schemas.additionalProperties!, 'ajv')
+    register(tm, schemas['core route propertyNames']!, 'core')
+    for (const name of ['ajv', 'core']) {
+      const r = await tm.call(name, { [SECRET]: 1 })
+      expect(r.status).toBe('invalid')
+      if (r.status === 'invalid') for (const issue of r.issues) expect(issue.message).not.toContain('hunter2')
+    }
+  })
+
+  it('callJson text that is not JSON: the message gives a position, not the text', async () => {
+    const tm = new ToolManager()
+    register(tm, { type: 'object', unevaluatedProperties: false })
+    const r = await tm.callJson('t', `{"password": "${SECRET}" oops}`)
+    expect(r.status).toBe('invalid')
+    expect(JSON.stringify(r)).not.toContain('hunter2')
+  })
+})
+
+describe('untrusted patterns run in linear time', () => {
+  it('^(a+)+$ on a 31-character input settles at once (ajv would backtrack for minutes)', async () => {
+    const tm = new ToolManager()
+    register(tm, { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } })
+    register(tm, { type: 'object', patternProperties: { '^(a|aa)+$': { type: 'integer' } } }, 'keys')
+    const r = await tm.call('t', { s: `${'a'.repeat(31)}!` })
+    expect(r.status).toBe('invalid')
+    if (r.status === 'invalid') expect(r.issues[0]).toEqual({ path: '/s', message: 'must match pattern "^(a+)+$"' })
+    expect(await tm.call('t', { s: 'aaaa' })).toMatchObject({ status: 'ok' })
+    expect(await tm.call('keys', { [`${'a'.repeat(31)}!`]: 'x', aaa: 'x' })).toMatchObject({ status: 'invalid' })
+  })
+
+  it('a pattern the linear engine cannot run is a clear SchemaError', () => {
+    const tm = new ToolManager()
+    for (const pattern of ['^(?=a)a+$', '(a)\\1', '(?<!x)y']) {
+      expect(() => register(tm, { type: 'string', pattern })).toThrow(/linear-time regex engine/)
+      expect(() => register(tm, { type: 'object', patternProperties: { [pattern]: true } })).toThrow(SchemaError)
+    }
+  })
+})
+
+describe('the issues listed are capped', () => {
+  for (const [route, schema] of Object.entries({
+    'ajv route': { type: 'array', items: { type: 'string' } },
+    'core route': { type: 'array', items: { type: 'string' }, unevaluatedItems: false },
+  })) {
+    it(`${route}: 1 million invalid items give ${MAX_ISSUES} issues and a count`, async () => {
+      const tm = new ToolManager()
+      register(tm, schema)
+      const r = await tm.call('t', new Array(1_000_000).fill(0))
+      expect(r.status).toBe('invalid')
+      if (r.status !== 'invalid') return
+      expect(r.issues).toHaveLength(MAX_ISSUES + 1)
+      expect(r.issues[0]).toEqual({ path: '/0', message: 'must be string' })
+      expect(r.issues[MAX_ISSUES]!.message).toBe('999900 more issues not listed')
+      expect(modelTextOf(r).length).toBeLessThan(20_000)
+    })
+  }
+})
+
+describe('in a child process', () => {
+  let dir: string
+  beforeAll(() => {
+    ensureBuilt()
+    dir = mkdtempSync(join(tmpdir(), 'toolwire-hostile-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('hostile schemas and inputs neither crash nor hang the process', async () => {
+    const script = join(dir, 'hostile.mjs')
+    writeFileSync(
+      script,
+      `import { ToolManager, ok } from ${JSON.stringify(pathToFileURL(distIndex).href)}
+const loops = ${JSON.stringify(Object.values(LOOPS))}
+const out = []
+for (const schema of loops) {
+  const tm = new ToolManager()
+  try { tm.register({ name: 't', inputSchema: schema, run: () => ok(1) }); out.push('registered') }
+  catch (err) { out.push(err.name) }
+  out.push((await tm.call('t', {})).status)
+}
+const tm = new ToolManager()
+tm.register({ name: 'tree', inputSchema: { type: 'object', properties: { c: { items: { $ref: '#' } } }, unevaluatedProperties: false }, run: () => ok(1) })
+let deep = {}
+for (let i = 0; i < 200000; i++) deep = { c: [deep] }
+out.push((await tm.call('tree', deep)).status)
+tm.register({ name: 're', inputSchema: { type: 'string', pattern: '^(a+)+$' }, run: () => ok(1) })
+out.push((await tm.call('re', 'a'.repeat(31) + '!')).status)
+process.stdout.write(JSON.stringify(out))
+`,
+    )
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = execFile(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 }, (_err, out) =>
+        resolve({ code: child.exitCode, stdout: out }),
+      )
+    })
+    expect(code).toBe(0)
+    const expected = Object.values(LOOPS).flatMap(() => ['SchemaError', 'refused'])
+    expect(JSON.parse(stdout)).toEqual([...expected, 'invalid', 'invalid'])
+  })
+})
