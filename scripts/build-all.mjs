@@ -162,6 +162,9 @@ for (const t of selected) {
       const zigTarget = t.triple.endsWith('-linux-gnu') ? `${t.triple}.2.17` : t.triple
       const envName = `CARGO_TARGET_${t.triple.toUpperCase().replaceAll('-', '_')}_RUSTFLAGS`
       const env = ZIG_RUSTFLAGS[t.triple] ? { [envName]: ZIG_RUSTFLAGS[t.triple] } : {}
+      // Without an SDK, zig would stamp the newest macOS as the minimum, and older ones refuse the
+      // binary: ask for the oldest each CPU supports (10.13 as napi-rs's template; arm64 began at 11).
+      if (t.os === 'darwin') env.MACOSX_DEPLOYMENT_TARGET = process.env.MACOSX_DEPLOYMENT_TARGET ?? (t.arch === 'arm64' ? '11.0' : '10.13')
       sh('cargo', ['zigbuild', '--release', '--lib', '-p', 'toolwire-node', '--target', zigTarget, '--target-dir', crossDir], { env })
       copyFileSync(join(crossDir, t.triple, 'release', cdylib(t)), dest)
     }

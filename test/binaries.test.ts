@@ -1,6 +1,6 @@
 // Every built binary is what its platform package says it is: the file format and machine of its
-// OS and CPU, the napi entry point exported, and for Linux the C library it needs (glibc no newer
-// than 2.17 for -gnu, musl for -musl). Binaries come from `npm run build:all` (npm/<platform>/);
+// OS and CPU, the napi entry point exported, for Linux the C library it needs (glibc no newer
+// than 2.17 for -gnu, musl for -musl), for macOS the oldest version it runs on and its signature. Binaries come from `npm run build:all` (npm/<platform>/);
 // a target not built on this machine is skipped, saying so. Read with binutils' readelf (ELF) and
 // llvm-objdump (Mach-O, PE), and the WebAssembly API (wasm).
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -63,6 +63,10 @@ function macho(file: string, arch: 'x64' | 'arm64'): void {
   expect(headers).toMatch(arch === 'x64' ? /X86_64\s+ALL\s+0x00\s+DYLIB/ : /ARM64\s+ALL\s+0x00\s+DYLIB/)
   // Apple Silicon refuses unsigned code: the linker's ad-hoc signature must be there.
   if (arch === 'arm64') expect(headers).toContain('LC_CODE_SIGNATURE')
+  // The oldest macOS that loads it: 10.13 on Intel (as napi-rs's template), 11 on Apple Silicon.
+  const min = headers.match(/LC_BUILD_VERSION[\s\S]*?minos (\d+)\.(\d+)/) ?? headers.match(/LC_VERSION_MIN_MACOSX[\s\S]*?version (\d+)\.(\d+)/)
+  expect(min, 'a minimum macOS version load command').not.toBeNull()
+  expect(Number(min?.[1]) * 100 + Number(min?.[2])).toBeLessThanOrEqual(arch === 'x64' ? 1013 : 1100)
   expect(tool('llvm-objdump', ['--macho', '--exports-trie', file])).toMatch(/\b_napi_register_module_v1\b/)
 }
 
