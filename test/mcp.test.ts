@@ -2,7 +2,7 @@
 // frames checked against the official 2025-11-25 schema, and importMcpTools against
 // the SDK's own McpServer.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -270,7 +270,11 @@ describe('serving a module', () => {
     await client.connect(transport)
     try {
       const seen: number[] = []
-      const r = (await client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) })) as CallToolResult
+      const onprogress = (p: { progress: number }): void => {
+        seen.push(p.progress)
+        writeFileSync(join(markers, `progress-${p.progress}`), '')
+      }
+      const r = (await client.callTool({ name: 'progress', arguments: { ack: true } }, undefined, { onprogress })) as CallToolResult
       expect(r.structuredContent).toEqual({ steps: 3 })
       expect(seen).toEqual([1, 2, 3])
 
@@ -280,7 +284,8 @@ describe('serving a module', () => {
       await until(() => existsSync(join(markers, 'started')))
       controller.abort('stop')
       await expect(pending).rejects.toThrow()
-      await until(() => existsSync(join(markers, 'aborted')))
+      // the marker exists before its text is written: wait for the text
+      await until(() => existsSync(join(markers, 'aborted')) && readFileSync(join(markers, 'aborted'), 'utf8') !== '')
       expect(readFileSync(join(markers, 'aborted'), 'utf8')).toMatch(/abort/i)
 
       const w = (await client.callTool({ name: 'waits', arguments: {} })) as CallToolResult
