@@ -7,7 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { importMcpTools } from '../src/mcp/client.js'
 import { SchemaError, ToolManager, modelTextOf, ok, toModel, type CallResult } from '../src/index.js'
 import { MAX_DEPTH, MAX_ISSUES } from '../src/validate.js'
 import { distIndex, ensureBuilt } from './fixtures/mcp/helpers.js'
@@ -222,6 +227,40 @@ describe('the issues listed are capped', () => {
       expect(modelTextOf(r).length).toBeLessThan(20_000)
     })
   }
+})
+
+describe('a hostile MCP server', () => {
+  async function connect(tools: readonly object[]): Promise<Client> {
+    const remote = new Server({ name: 'remote', version: '1' }, { capabilities: { tools: {} } })
+    remote.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never)
+    remote.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: 'ran' }] }))
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await remote.connect(a)
+    const client = new Client({ name: 'local', version: '1' })
+    await client.connect(b)
+    return client
+  }
+
+  it('a looping inputSchema makes importMcpTools reject with a SchemaError naming the tool', async () => {
+    const client = await connect([
+      { name: 'fine', inputSchema: { type: 'object' } },
+      { name: 'loop', inputSchema: { type: 'object', $ref: '#', unevaluatedProperties: false } },
+    ])
+    const tm = new ToolManager()
+    const error = await importMcpTools(client, tm).then(() => undefined, (err: unknown) => err)
+    expect(error).toBeInstanceOf(SchemaError)
+    expect((error as Error).message).toMatch(/tool "loop" inputSchema .*never end/)
+    await client.close()
+  })
+
+  it('a backtracking pattern from the server runs in linear time', async () => {
+    const client = await connect([{ name: 're', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } } }])
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    expect(await tm.call('re', { s: `${'a'.repeat(31)}!` })).toMatchObject({ status: 'invalid' })
+    expect(await tm.call('re', { s: 'aaa' })).toMatchObject({ status: 'ok' })
+    await client.close()
+  })
 })
 
 describe('in a child process', () => {
