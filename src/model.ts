@@ -105,10 +105,14 @@ function viewSource(view: CallResult<unknown>): ModelSource {
   let pending: PendingRequest | undefined
   if (view.status === 'pending') pending = view.request
   if (view.status === 'needs_confirmation') {
-    pending =
-      view.changes === undefined
-        ? { id: view.confirmId, kind: 'confirmation', summary: view.summary }
-        : { id: view.confirmId, kind: 'confirmation', summary: view.summary, changes: view.changes }
+    // a confirmation that had neither summary nor prompt states so in its modelText
+    const bare: PendingRequest = { id: view.confirmId, kind: 'confirmation' }
+    const summary = view.modelText !== undefined && view.modelText === pendingText(bare) ? undefined : view.summary
+    pending = {
+      ...bare,
+      ...(summary === undefined ? {} : { summary }),
+      ...(view.changes === undefined ? {} : { changes: view.changes }),
+    }
   }
   return {
     disposition,
@@ -161,7 +165,8 @@ function fromView(view: CallResult<unknown>): ToolResult {
       result = ToolResult.failed(toolError(view.kind, view.message))
       break
   }
-  if (view.status !== 'pending' && view.status !== 'needs_confirmation') result = result.withOutput(output)
+  // the output (model text and parts) as the view states it; a success was made with it
+  if (view.status !== 'ok') result = result.withOutput(output)
   return result.withUntrusted(source.untrusted)
 }
 

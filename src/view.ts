@@ -214,7 +214,7 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
     case 'pending': {
       const request = result.pendingRequest()!
       if (request.kind === 'confirmation') {
-        Object.assign(view, { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? result.text() })
+        Object.assign(view, { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? request.prompt ?? result.text() })
         if (request.changes !== undefined) view.changes = request.changes
       } else {
         Object.assign(view, { status: 'pending', request })
