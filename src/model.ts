@@ -120,7 +120,7 @@ function viewSource(view: CallResult<unknown>): ModelSource {
     parts: view.parts !== undefined && view.parts.length > 0 ? view.parts : undefined,
     untrusted: view.untrusted === true,
     structured,
-    metadata: undefined,
+    metadata: view.metadata,
     pending,
   }
 }
@@ -129,8 +129,8 @@ function viewSource(view: CallResult<unknown>): ModelSource {
  * The canonical result behind `input`: itself for a `ToolResult`, `canonicalOf(view)`
  * for an application view, or one rebuilt from the view's own fields when it has none
  * (for example a view that was structured-cloned across a worker boundary, or saved as
- * JSON). A rebuilt result renders as the original did; app-only details and metadata
- * stay with the original.
+ * JSON). A rebuilt result renders as the original did; app-only error details stay with
+ * the original.
  */
 export function toCanonical(input: ResultLike): ToolResult {
   if (input instanceof ToolResult) return input
@@ -167,7 +167,8 @@ function fromView(view: CallResult<unknown>): ToolResult {
   }
   // the output (model text and parts) as the view states it; a success was made with it
   if (view.status !== 'ok') result = result.withOutput(output)
-  return result.withUntrusted(source.untrusted)
+  result = result.withUntrusted(source.untrusted)
+  return source.metadata === undefined ? result : result.withMetadata(source.metadata)
 }
 
 export { pendingText }
@@ -209,8 +210,9 @@ export function wireText(source: ModelSource, notes: readonly string[] = []): st
  * - `parts` appears only when there are parts; without them the shape is text-only.
  * - `metadata` holds the app-only metadata and, for a pending result, `pending`.
  *
- * A copied application view (JSON, `structuredClone`) gives the same `output`, `isError`
- * and `parts` as the live one; app-only metadata stays with the live result.
+ * A copied application view (JSON, `structuredClone`) gives the same model view as the
+ * live one (a confirmation's `metadata.pending` holds the id, kind, summary and changes the
+ * view shows).
  *
  * @example
  * toModel(ToolResult.success('done')) // { output: 'done', isError: false }

@@ -5,7 +5,7 @@
  * A view's own data carries everything the model view and the wire adapters read, so a
  * copy (`JSON.parse(JSON.stringify(view))`, `structuredClone(view)`, a saved chat history)
  * renders byte for byte as the live view does: besides its status fields a view has
- * `untrusted`, `parts`, `modelText` and `disposition`, each only when it says something
+ * `untrusted`, `parts`, `metadata`, `modelText` and `disposition`, each only when it says something
  * (`ViewModelFields`; docs/wire-format.md, "Application views").
  */
 import { ToolResult } from './result.js'
@@ -30,6 +30,8 @@ export interface ViewModelFields {
    * whose output was replaced. Absent, the text is `modelTextOf(view)`.
    */
   readonly modelText?: string
+  /** The result's app-only metadata, when it has any; it never reaches the model or a wire. */
+  readonly metadata?: { readonly [key: string]: JsonValue }
   /**
    * `'refused'` only on a refusal whose code is `'skipped'`: without it, `status: 'refused'`
    * with `code: 'skipped'` is the view of a call runtime policy skipped.
@@ -225,6 +227,8 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
   if (result.isUntrusted()) view.untrusted = true
   const parts = result.parts()
   if (parts !== undefined && parts.length > 0) view.parts = parts
+  const metadata = result.metadata()
+  if (metadata !== undefined) view.metadata = metadata
   const own = ownModelText(result, view as unknown as CallResult)
   if (own !== undefined) view.modelText = own
   if (callId !== undefined) view.callId = callId

@@ -50,8 +50,11 @@ function deepFrozenPath(v: unknown, path = '', seen = new Set<unknown>()): strin
 /** Every wire (and the model view without its app-only metadata), as JSON text. */
 function renderAll(view: CallResult<unknown> | ToolResult): Record<string, string> {
   const model = toModel(view)
+  // a confirmation's metadata.pending holds what the view shows (its summary may be the prompt)
+  const pending = model.metadata?.pending
+  const shown = pending?.kind === 'confirmation' ? { ...model.metadata, pending: { id: pending.id, kind: pending.kind, changes: pending.changes } } : model.metadata
   return {
-    model: JSON.stringify({ output: model.output, isError: model.isError, parts: model.parts }),
+    model: JSON.stringify({ ...model, metadata: shown }),
     openai_chat: JSON.stringify(toOpenAIChat(view, { toolCallId: 'call_1' })),
     openai_responses: JSON.stringify(toOpenAIResponses(view, { callId: 'call_1' })),
     anthropic: JSON.stringify(toAnthropic(view, { toolUseId: 'toolu_1' })),
@@ -137,10 +140,12 @@ const resultArb: fc.Arbitrary<ToolResult> = fc
     ),
     fc.option(fc.tuple(textArb, partsArb), { nil: undefined }),
     fc.boolean(),
+    fc.option(fc.dictionary(fc.constantFrom('trace', 'pending', 'n'), jsonArb, { maxKeys: 2 }), { nil: undefined }),
   )
-  .map(([result, replaced, untrusted]) => {
+  .map(([result, replaced, untrusted, metadata]) => {
     let r = result
     if (replaced !== undefined) r = r.withOutput({ text: replaced[0], parts: replaced[1] })
+    if (metadata !== undefined) r = r.withMetadata(metadata)
     return r.withUntrusted(untrusted)
   })
 
@@ -220,7 +225,7 @@ describe('a copied view renders as the live view on every wire', () => {
     tm.register({ name: 'boom', inputSchema: { type: 'object' }, run: () => { throw new Error('x') } }) // prettier-ignore
     for (const name of ['obj', 'helper', 'boom']) {
       const view = await tm.call(name, {})
-      for (const key of ['untrusted', 'parts', 'modelText', 'disposition']) expect(Object.keys(view)).not.toContain(key)
+      for (const key of ['untrusted', 'parts', 'metadata', 'modelText', 'disposition']) expect(Object.keys(view)).not.toContain(key)
     }
   })
 
