@@ -3,7 +3,7 @@
  * body's return value (helper results, toolnexus-style results, plain values) to one
  * `ToolResult`.
  */
-import { toFrozenJson } from './json.js'
+import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from './json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
 import { redactChanges } from './redact.js'
 import { refusalError, toolError, ToolResult } from './result.js'
@@ -121,6 +121,9 @@ export function safeGet(obj: unknown, key: string): unknown {
 export function parseArgs(argsText: unknown): unknown {
   try {
     if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
+    if (textNestsDeeper(argsText, MAX_VALUE_DEPTH)) {
+      return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message: `nests deeper than ${MAX_VALUE_DEPTH} levels` })])))
+    }
     return JSON.parse(argsText)
   } catch (err) {
     // the parser's own message quotes the text (which may hold a secret): only the position is kept

@@ -2,7 +2,7 @@
  * Behaviour of `ToolManager`: one `it` per row of the dispatch table, plus
  * registration, helpers, schemas, permissions, concurrency and events.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   SchemaError,
   TOOL_FAILED_MESSAGE,
@@ -105,6 +105,20 @@ describe('dispatch table', () => {
     expectWellFormed(r)
     // well-formed text goes through
     expect(await tm.callJson('t', '{"a":1}')).toMatchObject({ status: 'ok', data: true })
+  })
+
+  it('callJson text nested deeper than 100 levels is invalid without being parsed; brackets inside strings do not count', async () => {
+    const tm = new ToolManager()
+    let ran = false
+    tm.register({ name: 't', inputSchema: {}, run: () => (ran = true) })
+    const text = `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`
+    const parse = vi.spyOn(JSON, 'parse')
+    const r = await tm.callJson('t', text)
+    expect(parse).not.toHaveBeenCalledWith(text)
+    parse.mockRestore()
+    expect(ran).toBe(false)
+    expect(r).toMatchObject({ status: 'invalid', issues: [{ path: '', message: 'nests deeper than 100 levels' }] })
+    expect(await tm.callJson('t', JSON.stringify({ a: '['.repeat(500), b: '"\\"[[[' }))).toMatchObject({ status: 'ok' })
   })
 
   it('a throwing tool gives error with a generic message; the exception goes to the error event only', async () => {

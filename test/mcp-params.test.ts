@@ -81,6 +81,13 @@ describe('MCP tools/call params', () => {
     expect(frames.get(1)).toMatchObject({ result: { isError: false } })
   })
 
+  it('a line nested deeper than 1000 levels is a parse error, answered before JSON.parse could block on it', async () => {
+    const deep = `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`
+    const frames = await session([call(1, { name: 'echo', arguments: {} })], [deep])
+    expect(frames.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: nested deeper than 1000 levels' } })
+    expect(frames.get(1)).toMatchObject({ result: { isError: false } })
+  })
+
   it('a result that is not a valid CallToolResult is never sent: the answer is valid, or -32603 with a short message', async () => {
     const frames = await session([call(1, { name: 'bad_image', arguments: {} })])
     const frame = frames.get(1) as { result?: unknown; error?: { code: number; message: string } }

@@ -25,6 +25,7 @@ import {
 import { toMcp } from '../adapters/mcp.js'
 import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManager, ToolManifestEntry } from '../manager.js'
 import type { CallResult } from '../view.js'
+import { textNestsDeeper } from '../json.js'
 
 /** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
@@ -339,6 +340,12 @@ export interface StdioLineTransportOptions {
  * not have), and keeps serving. Blank lines are ignored. The end of the input closes it,
  * once the requests already received are answered (or `drainTimeoutMs` passed).
  */
+/**
+ * The deepest nesting a frame may have. Tool arguments deeper than `MAX_VALUE_DEPTH` are
+ * refused later anyway; this bound only keeps `JSON.parse` from blocking on a hostile line.
+ */
+const MAX_FRAME_DEPTH = 1000
+
 export class StdioLineTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
@@ -410,6 +417,10 @@ export class StdioLineTransport implements Transport {
   private handleLine(raw: string): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
     if (line.trim() === '') return
+    if (textNestsDeeper(line, MAX_FRAME_DEPTH)) {
+      this.reply(errorFrame(-32700, `Parse error: nested deeper than ${MAX_FRAME_DEPTH} levels`))
+      return
+    }
     let value: unknown
     try {
       value = JSON.parse(line)

@@ -91,10 +91,6 @@ const KNOWN: readonly KnownBug[] = [
     },
   },
   {
-    bug: 'MCP stdio transport: JSON.parse of a 200 KB line nested 100,000 deep blocks for ~135 ms (in V8 itself); a nesting pre-check on long lines would bound it',
-    matches: (op, v) => op.op === 'mcp' && v.startsWith('block:') && op.c.frames.some((f) => f.f === 'raw' && f.line.length > 65_536),
-  },
-  {
     bug: 'class 1: a deeply nested schema (100+ levels) takes more than 100 ms to compile or check',
     matches: (op, v) => {
       const c = schemaOf(op)
