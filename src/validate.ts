@@ -161,6 +161,15 @@ function needsCore(schema: unknown, draft7: boolean): boolean {
   return false
 }
 
+/** The schema as JSON text; a SchemaError when it has no JSON form (a BigInt, a throwing getter). */
+function schemaText(schema: object, what: string): string {
+  try {
+    return JSON.stringify(schema)
+  } catch (err) {
+    throw new SchemaError(`${what} is not a JSON value`, { cause: err })
+  }
+}
+
 /** Compiles schemas for one tool manager. */
 export class SchemaCompiler {
   private draft2020: AjvCore | undefined
@@ -235,7 +244,7 @@ export class SchemaCompiler {
     }
     if (needsCore(schema, draft === '7')) return this.compileInCore(schema, what)
     // ajv would recurse without end on a schema whose references loop in place: the core checks the shape
-    const shape = BindingSchema.check(JSON.stringify(schema), this.resources())
+    const shape = BindingSchema.check(schemaText(schema, what), this.resources())
     if (shape !== null) throw new SchemaError(`${what} is not usable: ${shape.replace(/^the schema (is not usable: )?/, '')}`)
     const ajv = this.instance(draft)
     let validate: ValidateFunction
@@ -261,9 +270,10 @@ export class SchemaCompiler {
 
   /** Compiles with the core's validator (full 2020-12 dynamic scope and annotation support). */
   private compileInCore(schema: object, what: string): Validator {
+    const text = schemaText(schema, what)
     let compiled: InstanceType<typeof BindingSchema>
     try {
-      compiled = BindingSchema.compile(JSON.stringify(schema), this.resources())
+      compiled = BindingSchema.compile(text, this.resources())
     } catch (err) {
       const message = (err as Error).message
       if (message.startsWith('the schema ') || message.includes('linear-time regex engine')) {

@@ -80,6 +80,21 @@ describe('schemas whose evaluation cannot end', () => {
     expect(() => register(tm, cyclic, 'c')).toThrow(SchemaError)
   })
 
+  it('recursion whose evaluations multiply at every input level is a SchemaError (a 30-deep input would take hours)', () => {
+    const tm = new ToolManager()
+    const doubling = { allOf: [{ $ref: '#/$defs/t' }, { $ref: '#/$defs/t' }], $defs: { t: { type: 'array', items: { $ref: '#' } } } }
+    expect(() => register(tm, doubling)).toThrow(/multiply at every level/)
+    expect(() => register(tm, { ...doubling, unevaluatedProperties: false }, 'core')).toThrow(/multiply at every level/)
+    // a binary tree evaluates each child once
+    register(tm, { type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' } } }, 'binary')
+  })
+
+  it('a schema with no JSON form is a SchemaError, not a TypeError', () => {
+    const tm = new ToolManager()
+    expect(() => register(tm, { type: 'integer', const: 1n })).toThrow(SchemaError)
+    expect(() => register(tm, { type: 'object', unevaluatedProperties: false, const: 1n }, 'core')).toThrow(SchemaError)
+  })
+
   it('a long chain of in-place references is a SchemaError', () => {
     const $defs: Record<string, object> = {}
     for (let i = 0; i < 500; i++) $defs[`d${i}`] = { $ref: `#/$defs/d${i + 1}` }

@@ -33,7 +33,6 @@ const DESCEND_ONE: [&str; 8] = [
     "contains",
     "contentSchema",
 ];
-const DESCEND_MAP: [&str; 2] = ["properties", "patternProperties"];
 const REFS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
 
 /// How deep `value` nests (a scalar is 0, `[]` is 1), counting no further than `limit + 1`.
@@ -82,6 +81,23 @@ fn has_refs(value: &Value) -> bool {
 struct Node<'r> {
     /// `(target node, in place, the reference that led there)`
     edges: Vec<(usize, bool, Option<&'r str>)>,
+    /// The edges that descend into the input, with the child values each applies to.
+    descents: Vec<(usize, Group)>,
+}
+
+/// Which children of a value a descending keyword applies to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Group {
+    /// `properties/<key>`
+    Key(String),
+    /// `additionalProperties`, `patternProperties`, `unevaluatedProperties`
+    AnyKey,
+    /// `items`, `additionalItems`, `unevaluatedItems`, `contains`
+    Item,
+    /// `prefixItems/<i>` (draft-07: `items/<i>`)
+    Index(usize),
+    /// `propertyNames`, `contentSchema`: strings, which have no children
+    Leaf,
 }
 
 struct Graph<'r> {
@@ -97,7 +113,10 @@ impl<'r> Graph<'r> {
             return id;
         }
         let id = self.nodes.len();
-        self.nodes.push(Node { edges: Vec::new() });
+        self.nodes.push(Node {
+            edges: Vec::new(),
+            descents: Vec::new(),
+        });
         self.index.insert(key, id);
         self.queue.push((id, value, resolver, draft));
         id
@@ -111,6 +130,7 @@ impl<'r> Graph<'r> {
             .in_subresource(draft.create_resource_ref(value))
             .unwrap_or_else(|_| parent.clone());
         let mut edges = Vec::new();
+        let mut descents = Vec::new();
         for keyword in REFS {
             let Some(Value::String(reference)) = map.get(keyword) else {
                 continue;
@@ -146,22 +166,41 @@ impl<'r> Graph<'r> {
                     values.values().for_each(|value| child(value, true, self));
                 }
             }
+            let mut descend = |value: &'r Value, group: Group, graph: &mut Self| {
+                if value.is_object() {
+                    let target = graph.node(value, resolver.clone(), draft);
+                    edges.push((target, false, None));
+                    descents.push((target, group));
+                }
+            };
             for keyword in DESCEND_ONE.iter().chain(["prefixItems"].iter()) {
+                let group = match *keyword {
+                    "additionalProperties" | "unevaluatedProperties" => Group::AnyKey,
+                    "propertyNames" | "contentSchema" => Group::Leaf,
+                    _ => Group::Item,
+                };
                 match map.get(*keyword) {
-                    Some(Value::Array(items)) => {
-                        items.iter().for_each(|value| child(value, false, self))
-                    }
-                    Some(value) => child(value, false, self),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .enumerate()
+                        .for_each(|(i, value)| descend(value, Group::Index(i), self)),
+                    Some(value) => descend(value, group, self),
                     None => {}
                 }
             }
-            for keyword in DESCEND_MAP {
-                if let Some(Value::Object(values)) = map.get(keyword) {
-                    values.values().for_each(|value| child(value, false, self));
+            if let Some(Value::Object(values)) = map.get("properties") {
+                for (key, value) in values {
+                    descend(value, Group::Key(key.clone()), self);
                 }
+            }
+            if let Some(Value::Object(values)) = map.get("patternProperties") {
+                values
+                    .values()
+                    .for_each(|value| descend(value, Group::AnyKey, self));
             }
         }
         self.nodes[id].edges = edges;
+        self.nodes[id].descents = descents;
     }
 }
 
@@ -191,7 +230,138 @@ pub(crate) fn check_evaluation(
     while let Some((id, value, resolver, draft)) = graph.queue.pop() {
         graph.expand(id, value, &resolver, draft);
     }
-    check_in_place(&graph.nodes)
+    check_in_place(&graph.nodes)?;
+    check_growth(&graph.nodes)
+}
+
+/// The strongly connected component of every node, over all edges (Kosaraju, iterative).
+fn components(nodes: &[Node<'_>]) -> (Vec<usize>, Vec<usize>) {
+    let n = nodes.len();
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for start in 0..n {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let mut stack = vec![(start, 0usize)];
+        while let Some(top) = stack.last_mut() {
+            let (id, next) = *top;
+            if let Some(&(target, _, _)) = nodes[id].edges.get(next) {
+                top.1 += 1;
+                if !seen[target] {
+                    seen[target] = true;
+                    stack.push((target, 0));
+                }
+            } else {
+                order.push(id);
+                stack.pop();
+            }
+        }
+    }
+    let mut reverse = vec![Vec::new(); n];
+    for (id, node) in nodes.iter().enumerate() {
+        for &(target, _, _) in &node.edges {
+            reverse[target].push(id);
+        }
+    }
+    let mut component = vec![usize::MAX; n];
+    let mut sizes = Vec::new();
+    for &start in order.iter().rev() {
+        if component[start] != usize::MAX {
+            continue;
+        }
+        let c = sizes.len();
+        sizes.push(0);
+        component[start] = c;
+        let mut stack = vec![start];
+        while let Some(id) = stack.pop() {
+            sizes[c] += 1;
+            for &source in &reverse[id] {
+                if component[source] == usize::MAX {
+                    component[source] = c;
+                    stack.push(source);
+                }
+            }
+        }
+    }
+    (component, sizes)
+}
+
+/// In a recursive schema, one child value must not be evaluated against more than one
+/// schema that recurses again: the evaluations would double at every level of the input
+/// (`allOf: [{$ref: "#/$defs/t"}, {$ref: "#/$defs/t"}]` with `t` descending back to `#`).
+/// Runs after [`check_in_place`], so the in-place edges form a DAG.
+fn check_growth(nodes: &[Node<'_>]) -> Result<(), String> {
+    let (component, sizes) = components(nodes);
+    let mut paths = vec![0u64; nodes.len()];
+    for start in 0..nodes.len() {
+        if sizes[component[start]] < 2 {
+            continue;
+        }
+        // the in-place closure of `start`, in topological order
+        let mut order = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(start);
+        let mut stack = vec![(start, 0usize)];
+        while let Some(top) = stack.last_mut() {
+            let (id, next) = *top;
+            match nodes[id].edges[next.min(nodes[id].edges.len())..]
+                .iter()
+                .position(|e| e.1)
+            {
+                Some(offset) => {
+                    top.1 = next + offset + 1;
+                    let target = nodes[id].edges[next + offset].0;
+                    if seen.insert(target) {
+                        stack.push((target, 0));
+                    }
+                }
+                None => {
+                    order.push(id);
+                    stack.pop();
+                }
+            }
+        }
+        for &id in &order {
+            paths[id] = 0;
+        }
+        paths[start] = 1;
+        let mut tally: HashMap<&Group, u64> = HashMap::new();
+        for &id in order.iter().rev() {
+            let here = paths[id];
+            for &(target, in_place, _) in &nodes[id].edges {
+                if in_place {
+                    paths[target] = paths[target].saturating_add(here);
+                }
+            }
+            for (target, group) in &nodes[id].descents {
+                if component[*target] == component[start] && *group != Group::Leaf {
+                    *tally.entry(group).or_default() += here;
+                }
+            }
+        }
+        let any_key = tally.get(&Group::AnyKey).copied().unwrap_or(0);
+        for (group, &count) in &tally {
+            let count = match group {
+                Group::Key(_) => count + any_key,
+                _ => count,
+            };
+            if count > 1 {
+                let which = match group {
+                    Group::Key(key) => format!("property \"{key}\""),
+                    Group::AnyKey => "a property".to_owned(),
+                    Group::Item => "an item".to_owned(),
+                    Group::Index(i) => format!("item {i}"),
+                    Group::Leaf => "a name".to_owned(),
+                };
+                return Err(format!(
+                    "{which} of a value would be evaluated by {count} schemas that each recurse again, so the evaluations would multiply at every level of the input"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, PartialEq)]

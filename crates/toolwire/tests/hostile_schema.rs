@@ -254,3 +254,26 @@ fn the_worst_shape_that_compiles_fits_in_the_red_zone() {
     assert_eq!(ok, 0);
     assert!(bad > 0);
 }
+
+#[test]
+fn recursion_that_multiplies_at_every_level_does_not_compile() {
+    let cases = [
+        json!({ "allOf": [{ "$ref": "#/$defs/t" }, { "$ref": "#/$defs/t" }], "$defs": { "t": { "type": "array", "items": { "$ref": "#" } } } }),
+        json!({ "anyOf": [{ "items": { "$ref": "#" } }, { "items": { "$ref": "#" } }] }),
+        json!({ "properties": { "a": { "$ref": "#" } }, "additionalProperties": false, "allOf": [{ "properties": { "a": { "$ref": "#" } } }] }),
+        json!({ "items": { "$ref": "#" }, "contains": { "$ref": "#" } }),
+    ];
+    for schema in cases {
+        let message = compile_err(schema.clone());
+        assert!(message.contains("multiply"), "{schema}: {message}");
+    }
+    // one schema per child, however many children: fine
+    for schema in [
+        json!({ "properties": { "left": { "$ref": "#" }, "right": { "$ref": "#" } } }),
+        json!({ "prefixItems": [{ "$ref": "#" }, { "$ref": "#" }] }),
+        json!({ "anyOf": [{ "type": "string" }, { "type": "array", "items": { "$ref": "#" } }, { "type": "object", "additionalProperties": { "$ref": "#" } }] }),
+        json!({ "allOf": [{ "$ref": "#/$defs/t" }, { "$ref": "#/$defs/t" }], "$defs": { "t": { "type": "array", "items": { "$ref": "#/$defs/t" } } } }),
+    ] {
+        assert!(SchemaValidator::compile(&schema, &[]).is_ok(), "{schema}");
+    }
+}
