@@ -216,7 +216,7 @@ export class SchemaCompiler {
   }
 
   private resources(): string {
-    this.resourcesJson ??= JSON.stringify(this.options.schemaResources ?? {})
+    this.resourcesJson ??= schemaText(this.options.schemaResources ?? {}, 'schemaResources')
     return this.resourcesJson
   }
 
