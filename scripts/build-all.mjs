@@ -139,11 +139,11 @@ for (const t of selected) {
   try {
     if (t.how === 'native') {
       // The OS's own toolchain (Xcode, MSVC); the committed loader files are left alone.
-      sh(process.execPath, [napiCli, 'build', '--platform', '--release', '--target', t.triple, '--target-dir', crossDir, '--no-js', '--dts', 'target/cross/native-binding.d.ts'])
+      sh(process.execPath, [napiCli, 'build', '--platform', '--release', '--target', t.triple, '--target-dir', crossDir, '--no-js', '--dts', 'target/napi-native-binding.d.ts'])
       copyFileSync(join(root, nodeFile), dest)
     } else if (t.how === 'wasm') {
       // Writes toolwire.wasm32-wasi.wasm, toolwire.wasi.cjs and the worker scripts at the root.
-      sh(process.execPath, [napiCli, 'build', '--platform', '--release', '--target', t.triple, '--target-dir', crossDir, '--no-js', '--dts', 'target/cross/wasm-binding.d.ts'])
+      sh(process.execPath, [napiCli, 'build', '--platform', '--release', '--target', t.triple, '--target-dir', crossDir, '--no-js', '--dts', 'target/napi-wasm-binding.d.ts'])
       for (const f of JSON.parse(readFileSync(join(root, 'npm', t.dir, 'package.json'), 'utf8')).files) {
         if (!existsSync(join(root, f))) throw new Fatal(`napi build wrote no ${f}`)
         copyFileSync(join(root, f), join(root, 'npm', t.dir, f))
