@@ -4,7 +4,7 @@
 // the suite really ran on it. Extra arguments go to vitest (e.g. a test file).
 // Needs the wasm build: npm run build:all -- --only=wasm32-wasi.
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dirname, '..')
@@ -13,6 +13,13 @@ for (const file of ['toolwire.wasm32-wasi.wasm', 'toolwire.wasi.cjs', 'wasi-work
     console.error(`test:wasm: no ${file}: run 'npm run build:all -- --only=wasm32-wasi' first`)
     process.exit(1)
   }
+}
+// The generated loader prefers toolwire.wasm32-wasi.debug.wasm when it exists: a leftover from
+// an older build would be tested instead of the current one.
+const debug = join(root, 'toolwire.wasm32-wasi.debug.wasm')
+if (existsSync(debug) && statSync(debug).mtimeMs < statSync(join(root, 'toolwire.wasm32-wasi.wasm')).mtimeMs) {
+  console.error('test:wasm: toolwire.wasm32-wasi.debug.wasm is older than toolwire.wasm32-wasi.wasm and the loader would pick it: delete it or rebuild')
+  process.exit(1)
 }
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs')
 // vitest.wasm.config.ts sets NAPI_RS_FORCE_WASI for the test processes only.
