@@ -15,15 +15,19 @@ export function gate<T = void>(): { promise: Promise<T>; release: (v: T) => void
 }
 
 /**
- * The folder of an official reference suite in `../shared/reference/` (the JSON Schema Test
- * Suite, the MCP schema), which sits beside the project's own checkout and is not copied
- * into the repository. Absent (a fresh clone on its own), the tests that need it skip with a
+ * The folder of an official reference suite (the JSON Schema Test Suite, the MCP schema) in
+ * `$TOOLWIRE_REFERENCE_DIR`, else in `../shared/reference/` beside the project's own checkout;
+ * it is not copied into the repository. Absent (a fresh clone on its own), the tests that need it skip with a
  * printed reason; with `CI=true` its absence is an error.
  */
 export function referencePath(...parts: string[]): string | undefined {
-  const path = join(import.meta.dirname, '..', '..', 'shared', 'reference', ...parts)
+  const dir = process.env.TOOLWIRE_REFERENCE_DIR ?? join(import.meta.dirname, '..', '..', 'shared', 'reference')
+  const path = join(dir, ...parts)
   if (existsSync(path)) return path
-  const reason = `reference data not found at ${path}: tests that need it are skipped (place the shared reference folder beside the checkout to run them)`
+  const reason =
+    `reference data not found at ${path}: tests that need it are skipped. To run them, set TOOLWIRE_REFERENCE_DIR to a folder ` +
+    'holding json-schema-test-suite/ (a clone of json-schema-org/JSON-Schema-Test-Suite) and mcp/schema-2025-11-25.json ' +
+    '(schema/2025-11-25/schema.json of modelcontextprotocol/modelcontextprotocol), or place the shared reference folder beside the checkout'
   if (process.env.CI === 'true') throw new Error(`${reason}; CI=true requires it`)
   console.warn(`SKIP: ${reason}`)
   return undefined
