@@ -67,6 +67,14 @@ export class NotJsonError extends TypeError {
 
 const sharedStack: unknown[] = []
 let active = 0
+/** The most values (array items and object members, counted along every path) a result may hold. */
+export const MAX_VALUES = 1_000_000
+/** Values left in the budget of the outermost walk. */
+let budget = MAX_VALUES
+
+function spend(n: number, stack: unknown[], key: string): void {
+  if ((budget -= n) < 0) throw new NotJsonError(`the value at ${pointer(stack, key)} holds more than ${MAX_VALUES} values`)
+}
 
 const EMPTY_ARRAY: readonly JsonValue[] = Object.freeze([])
 const { hasOwn, getPrototypeOf } = Object
@@ -109,6 +117,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
   stack.push(obj)
   let out: JsonValue
   if (Array.isArray(obj)) {
+    spend(obj.length, stack, key) // before the loop: a sparse array of 2**32 - 1 is measured, not walked
     if (obj.length === 0) {
       out = EMPTY_ARRAY
     } else {
@@ -121,9 +130,11 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
       out = Object.freeze(arr)
     }
   } else {
+    if (ArrayBuffer.isView(obj)) spend((obj as { length?: number }).length ?? 0, stack, key)
     const copy: Record<string, JsonValue> = {}
     for (const k in obj) {
       if (!hasOwn(obj, k)) continue
+      spend(1, stack, key)
       const v: unknown = (obj as Record<string, unknown>)[k]
       const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
       if (item !== undefined) setOwn(copy, wellFormed(k), item)
@@ -142,7 +153,8 @@ function pointer(stack: unknown[], key: string): string {
  * The value as `JSON.parse(JSON.stringify(value))` would give it, deeply frozen, with
  * lone surrogates replaced by U+FFFD. A top-level `undefined` (a tool that returns
  * nothing) becomes `null`.
- * @throws NotJsonError when JSON cannot carry the value, or it nests deeper than `MAX_VALUE_DEPTH`.
+ * @throws NotJsonError when JSON cannot carry the value, it nests deeper than `MAX_VALUE_DEPTH`, or it
+ *   holds more than `MAX_VALUES` values.
  */
 export function toFrozenJson(value: unknown): JsonValue {
   switch (typeof value) {
@@ -160,6 +172,7 @@ export function toFrozenJson(value: unknown): JsonValue {
   }
   // one shared stack, unless a toJSON re-enters while it is in use
   const stack = active === 0 ? sharedStack : []
+  if (active === 0) budget = MAX_VALUES // a toJSON that re-enters spends from the outer walk's budget
   active++
   let out: JsonValue | undefined
   try {

@@ -14,6 +14,7 @@ import { callRecord, type CallRecord } from './record.js'
 import { refusalError, toolError, ToolResult } from './result.js'
 import { CallTracer, type TelemetryOptions } from './telemetry.js'
 import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolManifestEntry } from './tool.js'
+import { clipped } from './redact.js'
 import { SchemaCompiler, type Issue, type SchemaOptions } from './validate.js'
 import { viewOf, type CallResult } from './view.js'
 
@@ -603,7 +604,7 @@ export class ToolManager {
   ): Call | { readonly result: ToolResult; readonly options: CallOptions | undefined } {
     const entry = this.tools.get(name)
     if (entry === undefined) {
-      return { result: ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(String(name))} is registered`)), options }
+      return { result: ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(clipped(String(name)))} is registered`)), options }
     }
     const issues = entry.validate(input)
     if (issues !== undefined) return { result: ToolResult.failed(invalidError(issues)), options }

@@ -8,6 +8,14 @@ import type { FieldChange, JsonValue } from './types.js'
 /** What a redacted value shows. */
 export const REDACTED = '[redacted]'
 
+/** The most characters of a caller's text (such as a tool name) that a message quotes. */
+export const MAX_QUOTED = 100
+
+/** `text` as a message quotes it: at most {@link MAX_QUOTED} characters, then `…`. */
+export function clipped(text: string): string {
+  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text
+}
+
 /** Whether a field name is sensitive under the default rules or `extra`. */
 export function isSensitive(name: string, extra: ReadonlySet<string> | undefined): boolean {
   const lower = name.toLowerCase()

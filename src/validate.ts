@@ -86,23 +86,41 @@ const VALUE_FREE = new Set([
   'formatExclusiveMinimum', 'formatExclusiveMaximum',
 ])
 
-/** Whether `value` nests deeper than `limit` levels. Iterative; a cyclic value never ends, so it does. */
-export function depthExceeds(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
+/**
+ * What makes `value` too big to check: `'deep'` when it nests deeper than `depth` levels,
+ * `'large'` when it holds more than `values` values counted along every path (a shared
+ * sub-object counts once per path to it, as validation visits it, so sharing cannot make
+ * the work exponential), else `undefined`. Iterative; a cyclic value is `'deep'`.
+ */
+export function shapeProblem(value: unknown, depth: number, values: number): 'deep' | 'large' | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
   const stack: [object, number][] = [[value, 1]]
+  let count = 1
   while (stack.length > 0) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
+    const [node, level] = stack.pop()!
+    if (level > depth) return 'deep'
+    // the length first: a sparse array of 2**32 - 1 or a typed array is measured, not walked
+    const length = Array.isArray(node) || ArrayBuffer.isView(node) ? (node as { length?: number }).length ?? 0 : 0
+    if ((count += length) > values) return 'large'
     const children = Array.isArray(node) ? node : Object.values(node)
+    if ((count += Array.isArray(node) ? 0 : children.length) > values) return 'large'
     for (const child of children) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+      if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
     }
   }
-  return false
+  return undefined
 }
+
+/** The most values an input may hold (counted along every path) before it is refused unchecked. */
+export const MAX_INPUT_VALUES = 1_000_000
+/** The most values a schema may hold (counted along every path). */
+export const MAX_SCHEMA_VALUES = 100_000
 
 const TOO_DEEP: readonly Issue[] = Object.freeze([
   Object.freeze({ path: '', message: `nests deeper than ${MAX_DEPTH} levels` }),
+])
+const TOO_LARGE: readonly Issue[] = Object.freeze([
+  Object.freeze({ path: '', message: `holds more than ${MAX_INPUT_VALUES} values` }),
 ])
 const NOT_JSON: readonly Issue[] = Object.freeze([
   Object.freeze({ path: '', message: 'is not a JSON value that can be checked' }),
@@ -121,7 +139,8 @@ function capped<T>(items: readonly T[], toIssue: (item: T) => Issue): readonly I
 function guarded(check: Validator): Validator {
   return (value) => {
     try {
-      if (depthExceeds(value, MAX_DEPTH)) return TOO_DEEP
+      const problem = shapeProblem(value, MAX_DEPTH, MAX_INPUT_VALUES)
+      if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : TOO_LARGE
       return check(value)
     } catch {
       // a getter or Proxy in the input threw, or it holds what JSON cannot carry
@@ -228,9 +247,9 @@ export class SchemaCompiler {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
       throw new SchemaError(`${what} must be a JSON Schema object or boolean`)
     }
-    if (depthExceeds(schema, MAX_DEPTH)) {
-      throw new SchemaError(`${what} is not usable: it nests deeper than ${MAX_DEPTH} levels`)
-    }
+    const problem = shapeProblem(schema, MAX_DEPTH, MAX_SCHEMA_VALUES)
+    if (problem === 'deep') throw new SchemaError(`${what} is not usable: it nests deeper than ${MAX_DEPTH} levels`)
+    if (problem === 'large') throw new SchemaError(`${what} is not usable: it holds more than ${MAX_SCHEMA_VALUES} values`)
     const declared = (schema as { $schema?: unknown }).$schema
     let draft: '2020' | '7' = '2020'
     if (declared !== undefined) {

@@ -26,6 +26,7 @@ import { toMcp } from '../adapters/mcp.js'
 import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManager, ToolManifestEntry } from '../manager.js'
 import type { CallResult } from '../view.js'
 import { textNestsDeeper } from '../json.js'
+import { clipped } from '../redact.js'
 
 /** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
@@ -145,9 +146,9 @@ let mcpCallSeq = 0
 /** The JSON-RPC error (`-32602`, invalid params) for a `tools/call` of a tool that does not exist. */
 export class UnknownToolError extends McpError {
   constructor(readonly tool: string) {
-    super(ErrorCode.InvalidParams, `Unknown tool: ${tool}`)
+    super(ErrorCode.InvalidParams, `Unknown tool: ${clipped(tool)}`)
     // the SDK prefixes "MCP error -32602: "; the wire message is the plain sentence
-    this.message = `Unknown tool: ${tool}`
+    this.message = `Unknown tool: ${clipped(tool)}`
   }
 }
 
