@@ -14,16 +14,19 @@ export const repo = join(import.meta.dirname, '..', '..')
 
 /**
  * Bundles `entry` (a file under test/fuzz) with its imports from src/ into
- * node_modules/.cache/toolwire-fuzz/, dependencies external. The native addon, its
- * loader and package.json are copied beside it (an addon rebuilt while the harness runs
- * cannot pull the file from under a child), and `import.meta.url` is pinned to the
+ * node_modules/.cache/toolwire-fuzz/, dependencies external. The native addon (or the
+ * wasm fallback's files), its loader and package.json are copied beside it (an addon
+ * rebuilt while the harness runs cannot pull the file from under a child), and `import.meta.url` is pinned to the
  * copy's dist/index.js so src/native.ts finds ../binding.cjs as the package does.
  */
 export async function bundle(entry: string): Promise<string> {
   const outDir = join(repo, 'node_modules', '.cache', 'toolwire-fuzz', `${entry.replace(/\.ts$/, '')}-${process.pid}`)
   mkdirSync(join(outDir, 'dist'), { recursive: true })
   for (const file of readdirSync(repo)) {
-    if (file === 'binding.cjs' || file === 'package.json' || file.endsWith('.node')) copyFileSync(join(repo, file), join(outDir, file))
+    // the loader and what it may load: the native addon, or (NAPI_RS_FORCE_WASI) the wasm
+    // fallback's loader, module and worker scripts
+    const loaded = file.endsWith('.node') || file.endsWith('.wasm') || file === 'toolwire.wasi.cjs' || /^wasi-worker.*\.mjs$/.test(file)
+    if (file === 'binding.cjs' || file === 'package.json' || loaded) copyFileSync(join(repo, file), join(outDir, file))
   }
   const outfile = join(outDir, 'dist', `${entry.replace(/\.ts$/, '')}.mjs`)
   await build({
@@ -57,7 +60,14 @@ function rssMiB(pid: number): number {
 }
 
 const PRLIMIT = '/usr/bin/prlimit'
-const ADDRESS_SPACE_BYTES = 3 * 1024 ** 3
+/**
+ * Under `npm run test:wasm` (NAPI_RS_FORCE_WASI) the child loads the wasm fallback, whose
+ * shared WebAssembly.Memory makes V8 reserve 10 GiB of address space up front (a wasm32
+ * memory's 4 GiB plus guard regions: reserved, not used). Under the limit alone it cannot be
+ * created and the child exits before it is ready; the limit is raised by that reservation.
+ */
+const WASM_MEMORY_RESERVATION_BYTES = 10 * 1024 ** 3
+const ADDRESS_SPACE_BYTES = 3 * 1024 ** 3 + (process.env.NAPI_RS_FORCE_WASI ? WASM_MEMORY_RESERVATION_BYTES : 0)
 
 export interface RunnerOptions {
   /** A case that has not reported after this long is a hang (the child is killed). */
