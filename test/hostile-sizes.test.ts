@@ -73,4 +73,20 @@ describe('values too big to walk', () => {
     expect(view).toMatchObject({ status: 'refused', code: 'unknown_tool', message: `No tool named "${'n'.repeat(100)}…" is registered` })
     expect(new UnknownToolError(name).message).toBe(`Unknown tool: ${'n'.repeat(100)}…`)
   })
+
+  it('a chain of sub-schemas each applied twice to one item is a SchemaError at register, on the ajv route too', () => {
+    const chain = (length: number): object => {
+      const defs: Record<string, object> = {}
+      for (let i = 0; i < length; i++) {
+        const next = { $ref: `#/$defs/d${i + 1}` }
+        defs[`d${i}`] = i === length - 1 ? { type: 'string' } : { prefixItems: [next], contains: next }
+      }
+      return { type: 'object', properties: { x: { $ref: '#/$defs/d0' } }, $defs: defs }
+    }
+    const tm = new ToolManager()
+    // 2**24 evaluations of the last link: ajv ran out of memory on a matching 24-deep input
+    expect(() => tm.register({ name: 'long', inputSchema: chain(24), run: () => 1 })).toThrow(/reached in \d+ ways/)
+    tm.register({ name: 'short', inputSchema: chain(6), run: () => 1 })
+    expect(tm.list().map((t) => t.name)).toEqual(['short'])
+  })
 })

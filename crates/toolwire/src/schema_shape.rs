@@ -20,6 +20,9 @@ pub(crate) const MAX_DEPTH: usize = 100;
 pub(crate) const MAX_IN_PLACE_CHAIN: usize = 64;
 /// The most schema evaluations one instance location can need.
 pub(crate) const MAX_IN_PLACE_EVALUATIONS: u64 = 10_000;
+/// The most ways one schema can be reached from the root (over every keyword, in place or
+/// descending): a validator that does not memoize evaluates it once per way.
+pub(crate) const MAX_EVALUATION_PATHS: u64 = 10_000;
 
 const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
 const IN_PLACE_MANY: [&str; 3] = ["allOf", "anyOf", "oneOf"];
@@ -231,7 +234,52 @@ pub(crate) fn check_evaluation(
         graph.expand(id, value, &resolver, draft);
     }
     check_in_place(&graph.nodes)?;
-    check_growth(&graph.nodes)
+    check_growth(&graph.nodes)?;
+    check_paths(&graph.nodes)
+}
+
+/// Counts the ways each schema is reached from the root (node 0), over the condensation of
+/// the graph (recursion inside a component is bounded by the input's depth and by
+/// [`check_growth`]). Two keywords that apply one subschema to the same child, repeated down
+/// a chain of distinct subschemas (`prefixItems` and `contains`, `allOf` twice), double the
+/// evaluations at each link without any recursion: more than [`MAX_EVALUATION_PATHS`] ways to
+/// one schema is an error.
+fn check_paths(nodes: &[Node<'_>]) -> Result<(), String> {
+    if nodes.is_empty() {
+        return Ok(());
+    }
+    let (component, sizes) = components(nodes);
+    let count = sizes.len();
+    let mut edges = vec![Vec::new(); count];
+    let mut incoming = vec![0usize; count];
+    for (id, node) in nodes.iter().enumerate() {
+        for &(target, _, _) in &node.edges {
+            let (from, to) = (component[id], component[target]);
+            if from != to {
+                edges[from].push(to);
+                incoming[to] += 1;
+            }
+        }
+    }
+    let mut paths = vec![0u64; count];
+    paths[component[0]] = 1;
+    let mut ready: Vec<usize> = (0..count).filter(|&c| incoming[c] == 0).collect();
+    while let Some(c) = ready.pop() {
+        if paths[c] > MAX_EVALUATION_PATHS {
+            return Err(format!(
+                "one of its subschemas is reached in {} ways (more than {MAX_EVALUATION_PATHS}): keywords that apply the same subschema twice, down a chain, double the evaluations at every link",
+                paths[c]
+            ));
+        }
+        for &to in &edges[c] {
+            paths[to] = paths[to].saturating_add(paths[c]);
+            incoming[to] -= 1;
+            if incoming[to] == 0 {
+                ready.push(to);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The strongly connected component of every node, over all edges (Kosaraju, iterative).

@@ -277,3 +277,40 @@ fn recursion_that_multiplies_at_every_level_does_not_compile() {
         assert!(SchemaValidator::compile(&schema, &[]).is_ok(), "{schema}");
     }
 }
+
+/// `$defs` d0 … d(len-1), each applying the next one twice to item 0 (`prefixItems` and `contains`).
+fn doubling_chain(len: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..len {
+        let next = json!({ "$ref": format!("#/$defs/d{}", i + 1) });
+        let def = if i + 1 == len {
+            json!({ "type": "string" })
+        } else {
+            json!({ "prefixItems": [next.clone()], "contains": next })
+        };
+        defs.insert(format!("d{i}"), def);
+    }
+    json!({ "type": "object", "properties": { "x": { "$ref": "#/$defs/d0" } }, "$defs": defs })
+}
+
+#[test]
+fn chains_that_apply_a_subschema_twice_at_every_link_do_not_compile() {
+    // 2^24 ways to the last link: a validator that does not memoize ran out of memory
+    let message = compile_err(doubling_chain(24));
+    assert!(message.contains("reached in"), "{message}");
+    let twice = |i: usize| json!({ "allOf": [{ "$ref": format!("#/$defs/a{i}") }, { "$ref": format!("#/$defs/a{i}") }] });
+    let mut defs = serde_json::Map::new();
+    for i in 0..20 {
+        defs.insert(format!("a{i}"), twice(i + 1));
+    }
+    defs.insert("a20".into(), json!({ "type": "integer" }));
+    let in_place = json!({ "$ref": "#/$defs/a0", "$defs": defs });
+    assert!(SchemaValidator::compile(&in_place, &[]).is_err());
+    // a short chain, and one subschema shared by many properties, are fine
+    assert!(SchemaValidator::compile(&doubling_chain(8), &[]).is_ok());
+    let shared: serde_json::Map<String, Value> = (0..500)
+        .map(|i| (format!("p{i}"), json!({ "$ref": "#/$defs/s" })))
+        .collect();
+    let wide = json!({ "properties": shared, "$defs": { "s": { "type": "object", "properties": { "a": { "$ref": "#/$defs/t" }, "b": { "$ref": "#/$defs/t" } } }, "t": { "type": "string" } } });
+    assert!(SchemaValidator::compile(&wide, &[]).is_ok());
+}
