@@ -4,6 +4,7 @@
  * `toJSON()` puts under a sensitive name is redacted like any other.
  */
 import type { FieldChange, JsonValue } from './types.js'
+import { MAX_VALUE_DEPTH, MAX_VALUES } from './json.js'
 
 /** What a redacted value shows. */
 export const REDACTED = '[redacted]'
@@ -37,6 +38,8 @@ export function isSensitivePath(path: string, extra: ReadonlySet<string> | undef
 }
 
 const { getPrototypeOf, keys } = Object
+/** Values left in the budget of the current walk. */
+let budget = MAX_VALUES
 
 function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefined, stack: object[]): JsonValue | undefined {
   let value = input
@@ -66,6 +69,9 @@ function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefine
     return walk(key, obj.valueOf(), extra, stack)
   }
   if (stack.includes(obj)) throw new TypeError('a cycle has no JSON form')
+  if (stack.length >= MAX_VALUE_DEPTH) throw new TypeError(`nested deeper than ${MAX_VALUE_DEPTH} levels`)
+  // counted along every path, as toFrozenJson counts: shared sub-objects cannot make this exponential
+  if ((budget -= Array.isArray(obj) ? obj.length : keys(obj).length) < 0) throw new TypeError(`more than ${MAX_VALUES} values`)
   stack.push(obj)
   let out: JsonValue
   if (Array.isArray(obj)) {
@@ -91,13 +97,18 @@ function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefine
  * A deeply frozen copy of `value`'s JSON form (as `JSON.stringify` would see it: `toJSON`
  * applied, functions and `undefined` dropped) with every sensitive field's value replaced
  * by `'[redacted]'`. Never throws: a value with no JSON form (a cycle, a BigInt, a
- * throwing getter or `toJSON`, a revoked Proxy) is shown as `'[redacted]'` as a whole.
+ * throwing getter or `toJSON`, a revoked Proxy), or past the limits of `toFrozenJson` (nesting
+ * over `MAX_VALUE_DEPTH`, more than `MAX_VALUES` values), is shown as `'[redacted]'` as a whole.
  */
 export function redact(value: unknown, extra?: ReadonlySet<string>): JsonValue {
+  const outer = budget // a toJSON that redacts again spends from its own budget
+  budget = MAX_VALUES
   try {
     return walk('', value, extra, []) ?? null
   } catch {
     return REDACTED
+  } finally {
+    budget = outer
   }
 }
 

@@ -89,4 +89,19 @@ describe('values too big to walk', () => {
     tm.register({ name: 'short', inputSchema: chain(6), run: () => 1 })
     expect(tm.list().map((t) => t.name)).toEqual(['short'])
   })
+
+  it('redaction (summaries, evidence, spans) of an input too big to walk shows it redacted as a whole, without walking it per path', async () => {
+    const { redact } = await import('../src/redact.js')
+    expect(redact(shared(40))).toBe('[redacted]')
+    let deep: unknown = 1
+    for (let i = 0; i < 200; i++) deep = [deep]
+    expect(redact({ deep })).toBe('[redacted]')
+    expect(redact({ password: 'x', ok: shared(3) })).toMatchObject({ password: '[redacted]', ok: { a: { a: { a: {} } } } })
+    // the default confirmation summary of such an input
+    const tm = new ToolManager()
+    tm.register({ name: 'confirm', inputSchema: {}, needsConfirmation: true, run: () => 1 })
+    const view = await tm.call('confirm', { password: 'hunter2', big: shared(40) })
+    expect(view.status).not.toBe('needs_confirmation') // the input is refused before: it holds too many values
+    expect(JSON.stringify(view)).not.toContain('hunter2')
+  })
 })
