@@ -1,6 +1,7 @@
 // toolwire's rows for `npm run bench` (see bench/README.md for the plug-in interface).
 // Uses the built package (dist/), as an installed user would.
-import { ToolManager, toOpenAIChat, toModel, ToolCallError } from '../dist/index.js'
+import { ToolManager, toModel, ToolCallError } from '../dist/index.js'
+import { toOpenAIChat } from '../dist/adapters.js'
 
 function manager(ctx, tag) {
   const tm = new ToolManager({ development: false })

@@ -1,7 +1,8 @@
 // Register a tool, call it as a model would, and show the one result to each audience.
 // Run: node examples/quickstart.mjs
 import assert from 'node:assert/strict'
-import { ToolManager, canonicalOf, toAnthropic, toMcp, toModel, toOpenAIChat } from 'toolwire'
+import { ToolManager, canonicalOf, toModel } from 'toolwire'
+import { toAnthropic, toMcp, toOpenAIChat } from 'toolwire/adapters'
 
 const tm = new ToolManager()
 tm.register({

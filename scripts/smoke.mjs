@@ -10,7 +10,8 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const binding = require('../binding.cjs')
-const { ToolManager, ToolResult, refuse, cancelled, pending, canonicalOf, toOpenAIChat, toAnthropic } = await import('../dist/index.js')
+const { ToolManager, ToolResult, refuse, cancelled, pending, canonicalOf } = await import('../dist/index.js')
+const { toOpenAIChat, toAnthropic } = await import('../dist/adapters.js')
 
 const tm = new ToolManager()
 const object = (properties = {}, required = []) => ({ type: 'object', properties, required })

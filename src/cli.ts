@@ -6,17 +6,16 @@
  *   toolwire call <tool> ['<json>'] [--root <dir>] [--module <m>] [--yes]
  *   toolwire tools [module] [--json] [--root <dir>]
  *
- * The library is loaded at run time from `./index.js` next to this file, so a tool
- * module that imports `toolwire` shares the very same classes (helper results, views
- * and `instanceof` checks work across the two). An older `index.js` without the MCP
- * exports falls back to the copy bundled here.
+ * The library is loaded on demand from the same build's shared chunks as `toolwire`
+ * itself, so a tool module that imports `toolwire` shares the very same classes (helper
+ * results, views and `instanceof` checks work across the two).
  */
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { DemoToolsOptions } from './demo/index.js'
-import type { ToolDefinition, ToolManager, ToolManagerOptions } from './manager.js'
+import type { ToolDefinition, ToolManager, ToolManagerOptions } from './runtime/manager.js'
 import type { ServableManager, ServeStdioOptions } from './mcp/server.js'
-import type { CallResult } from './view.js'
+import type { CallResult } from './core/view.js'
 
 interface Runtime {
   readonly ToolManager: new (options?: ToolManagerOptions) => ToolManager
@@ -59,19 +58,8 @@ Options:
 Exit codes of call: 0 ok, 1 error, 2 invalid, 3 refused, 4 needs_confirmation,
 5 pending, 6 cancelled, 64 usage error.`
 
-const RUNTIME_KEYS = ['ToolManager', 'createDemoTools', 'serveStdio', 'loadToolModule', 'toolwireVersion'] as const
-
 async function loadRuntime(): Promise<Runtime> {
-  const shared = new URL('./index.js', import.meta.url).href
-  if (!import.meta.url.endsWith('.ts')) {
-    try {
-      const lib = (await import(shared)) as Partial<Runtime>
-      if (RUNTIME_KEYS.every((k) => lib[k] !== undefined)) return lib as Runtime
-    } catch {
-      // fall back to the bundled copy
-    }
-  }
-  const [manager, demo, server] = await Promise.all([import('./manager.js'), import('./demo/index.js'), import('./mcp/server.js')])
+  const [manager, demo, server] = await Promise.all([import('./runtime/manager.js'), import('./demo/index.js'), import('./mcp/server.js')])
   return {
     ToolManager: manager.ToolManager,
     createDemoTools: demo.createDemoTools,

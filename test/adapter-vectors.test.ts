@@ -5,9 +5,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { toAnthropic, toGemini, toMcp, toOpenAIChat, toOpenAIResponses } from '../src/adapters/index.js'
-import { toModel } from '../src/model.js'
-import { ToolResult } from '../src/result.js'
+import { toAnthropic, toGemini, toMcp, toOpenAIChat, toOpenAIResponses } from '../src/render/index.js'
+import { toModel } from '../src/render/model.js'
+import { ToolResult } from '../src/core/result.js'
 
 const vectors = join(import.meta.dirname, 'vectors')
 const validDir = join(vectors, 'valid')

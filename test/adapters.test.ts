@@ -23,13 +23,13 @@ import {
   type OpenAIChatToolMessage,
   type OpenAIChatUserMessage,
   type OpenAIResponsesFunctionCallOutput,
-} from '../src/adapters/index.js'
-import { pendingOf } from '../src/helpers.js'
-import { ToolManager } from '../src/manager.js'
-import { toModel, UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN, wrapUntrusted, type ModelView } from '../src/model.js'
-import { refusalError, toolError, ToolResult } from '../src/result.js'
-import type { ContentPart } from '../src/types.js'
-import { canonicalOf, type CallResult } from '../src/view.js'
+} from '../src/render/index.js'
+import { pendingOf } from '../src/core/helpers.js'
+import { ToolManager } from '../src/runtime/manager.js'
+import { toModel, UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN, wrapUntrusted, type ModelView } from '../src/render/model.js'
+import { refusalError, toolError, ToolResult } from '../src/core/result.js'
+import type { ContentPart } from '../src/core/types.js'
+import { canonicalOf, type CallResult } from '../src/core/view.js'
 
 // ---- compile-time checks: our structural types are assignable to the SDKs' own ----------
 const fixtures = join(import.meta.dirname, 'fixtures')

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { attach, AttachError, DEFAULT_ATTACH_MAX_BYTES, detectMimeType, partBytes, sniffMimeType } from '../src/attach.js'
+import { attach, AttachError, DEFAULT_ATTACH_MAX_BYTES, detectMimeType, partBytes, sniffMimeType } from '../src/core/attach.js'
 
 const fixtures = join(import.meta.dirname, 'fixtures')
 const fixture = (name: string) => join(fixtures, name)

@@ -4,9 +4,9 @@ import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSy
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoTools, MAX_PATH_BYTES, Sandbox, SandboxError } from '../src/demo/index.js'
-import { ToolManager } from '../src/manager.js'
-import { toModel } from '../src/model.js'
-import { canonicalOf } from '../src/view.js'
+import { ToolManager } from '../src/runtime/manager.js'
+import { toModel } from '../src/render/model.js'
+import { canonicalOf } from '../src/core/view.js'
 import { makeSandbox } from './fixtures/mcp/helpers.js'
 
 let box: ReturnType<typeof makeSandbox>

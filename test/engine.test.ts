@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SUPPORTED_NODE, nodeSupport } from '../src/engine.js'
+import { SUPPORTED_NODE, nodeSupport } from '../src/core/engine.js'
 import { distIndex, ensureBuilt, repo } from './fixtures/mcp/helpers.js'
 import { withoutWasiWarning } from './fixtures/wasi-warning.js'
 
@@ -49,7 +49,7 @@ describe('loading the built package on a given Node.js version', () => {
     const code =
       how === 'import'
         ? `const { ToolManager } = await import(${JSON.stringify(pathToFileURL(distIndex).href)}); new ToolManager(); console.log('loaded')`
-        : `const { ToolManager } = require(${JSON.stringify(join(repo, 'dist', 'index.cjs'))}); new ToolManager(); console.log('loaded')`
+        : `const { ToolManager } = require(${JSON.stringify(join(repo, 'dist', 'cjs', 'index.js'))}); new ToolManager(); console.log('loaded')`
     return spawnSync(process.execPath, ['--require', preload, ...(how === 'import' ? ['--input-type=module'] : []), '-e', code], {
       cwd: repo,
       encoding: 'utf8',

@@ -14,7 +14,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importMcpTools } from '../src/mcp/client.js'
 import { SchemaError, ToolManager, modelTextOf, ok, toModel, type CallResult } from '../src/index.js'
-import { MAX_DEPTH, MAX_INPUT_VALUES, MAX_ISSUES } from '../src/validate.js'
+import { MAX_DEPTH, MAX_INPUT_VALUES, MAX_ISSUES } from '../src/core/validate.js'
 import { distIndex, ensureBuilt } from './fixtures/mcp/helpers.js'
 
 const SECRET = 'hunter2-SECRET'

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest'
 import { SchemaError, ToolManager } from '../src/index.js'
 import { UnknownToolError } from '../src/mcp/server.js'
-import { MAX_VALUES } from '../src/json.js'
-import { MAX_INPUT_VALUES, MAX_SCHEMA_VALUES } from '../src/validate.js'
+import { MAX_VALUES } from '../src/core/json.js'
+import { MAX_INPUT_VALUES, MAX_SCHEMA_VALUES } from '../src/core/validate.js'
 
 /** An object whose every level points twice at the one below: 2**levels paths to its bottom. */
 function shared(levels: number): object {
@@ -91,7 +91,7 @@ describe('values too big to walk', () => {
   })
 
   it('redaction (summaries, evidence, spans) of an input too big to walk shows it redacted as a whole, without walking it per path', async () => {
-    const { redact } = await import('../src/redact.js')
+    const { redact } = await import('../src/core/redact.js')
     expect(redact(shared(40))).toBe('[redacted]')
     let deep: unknown = 1
     for (let i = 0; i < 200; i++) deep = [deep]

@@ -7,7 +7,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { ToolManager } from '../src/manager.js'
+import { ToolManager } from '../src/runtime/manager.js'
 import { importMcpTools } from '../src/mcp/client.js'
 import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
 

@@ -1,6 +1,6 @@
 // The tooling that runs the suite and the benchmark on each supported Node.js major.
 import { describe, expect, it } from 'vitest'
-import { SUPPORTED_NODE, nodeSupport } from '../src/engine.js'
+import { SUPPORTED_NODE, nodeSupport } from '../src/core/engine.js'
 // @ts-expect-error: plain .mjs scripts, no declarations
 import { compare } from '../bench/versions.mjs'
 // @ts-expect-error: plain .mjs scripts, no declarations

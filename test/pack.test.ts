@@ -142,7 +142,7 @@ describe.skipIf(!wasmBuilt)('packed install of the WebAssembly fallback', () => 
     writeFileSync(join(wasmProject, 'esm.mjs'), `import { ToolManager, ToolResult } from 'toolwire'\n${script}`)
     const out = JSON.parse(run(process.execPath, ['esm.mjs'], wasmProject))
     expect(out).toMatchObject({ ok: 'ok', data: { text: 'hi' }, bad: 'invalid' })
-    const target = run(process.execPath, ['-e', "console.log(require('toolwire/package.json') && require(require.resolve('toolwire').replace(/dist.index\\.cjs$/, 'binding.cjs')).__napiBindingTarget)"], wasmProject)
+    const target = run(process.execPath, ['-e', "console.log(require('toolwire/package.json') && require(require.resolve('toolwire').replace(/dist.cjs.index\\.js$/, 'binding.cjs')).__napiBindingTarget)"], wasmProject)
     expect(target.trim()).toBe('wasm32-wasi')
   })
 })

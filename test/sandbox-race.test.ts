@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoTools } from '../src/demo/index.js'
-import { ToolManager } from '../src/manager.js'
+import { ToolManager } from '../src/runtime/manager.js'
 
 const CALLS = Number(process.env.TOOLWIRE_RACE_CALLS ?? 8_000)
 const WORKERS = 8

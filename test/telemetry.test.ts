@@ -14,7 +14,7 @@ import {
   type CallOptions as CallOptionsLike,
   type ToolEvents,
 } from '../src/index.js'
-import { callRecordJson } from '../src/native.js'
+import { callRecordJson } from '../src/core/native.js'
 
 const exporter = new InMemorySpanExporter()
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })

@@ -5,12 +5,12 @@
  */
 import { ftruncate, read, write } from 'node:fs'
 import { promisify } from 'node:util'
-import { detectMimeType, sniffMimeType, type AttachedPart } from '../attach.js'
-import { createFormTool } from '../form.js'
-import { errorResult, invalid, ok, refuse, type ModelResult } from '../helpers.js'
-import type { ToolContext, ToolDefinition } from '../manager.js'
-import { toolError, ToolResult } from '../result.js'
-import type { JsonValue } from '../types.js'
+import { detectMimeType, sniffMimeType, type AttachedPart } from '../core/attach.js'
+import { createFormTool } from '../runtime/form.js'
+import { errorResult, invalid, ok, refuse, type ModelResult } from '../core/helpers.js'
+import type { ToolContext, ToolDefinition } from '../runtime/manager.js'
+import { toolError, ToolResult } from '../core/result.js'
+import type { JsonValue } from '../core/types.js'
 import { MAX_PATH_BYTES, Sandbox, SandboxError, type SandboxHandle } from './sandbox.js'
 
 const pRead = promisify(read)

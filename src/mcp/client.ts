@@ -5,11 +5,11 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { JsonSchema, ToolContext, ToolDefinition, ToolHints, ToolManager } from '../manager.js'
-import { MCP_UNTRUSTED_META_KEY } from '../adapters/mcp.js'
-import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../model.js'
-import { toolError, ToolResult } from '../result.js'
-import type { ContentPart, JsonValue } from '../types.js'
+import type { JsonSchema, ToolContext, ToolDefinition, ToolHints, ToolManager } from '../runtime/manager.js'
+import { MCP_UNTRUSTED_META_KEY } from '../render/mcp.js'
+import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../render/model.js'
+import { toolError, ToolResult } from '../core/result.js'
+import type { ContentPart, JsonValue } from '../core/types.js'
 import { MCP_UNTRUSTED_CONTENT_META_KEY } from './server.js'
 
 /** Options of `fromMcp`. */

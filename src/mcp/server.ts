@@ -22,11 +22,11 @@ import {
   type JSONRPCMessage,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
-import { toMcp } from '../adapters/mcp.js'
-import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManager, ToolManifestEntry } from '../manager.js'
-import type { CallResult } from '../view.js'
-import { textNestsDeeper } from '../json.js'
-import { clipped } from '../redact.js'
+import { toMcp } from '../render/mcp.js'
+import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManager, ToolManifestEntry } from '../runtime/manager.js'
+import type { CallResult } from '../core/view.js'
+import { textNestsDeeper } from '../core/json.js'
+import { clipped } from '../core/redact.js'
 
 /** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION

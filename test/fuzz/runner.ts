@@ -11,30 +11,10 @@
 import { PassThrough } from 'node:stream'
 import { isDeepStrictEqual } from 'node:util'
 import { CallToolResultSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
-import {
-  ToolManager,
-  ToolResult,
-  ToolwireWireError,
-  cancelled,
-  errorResult,
-  invalid,
-  ok,
-  pending,
-  refuse,
-  toAnthropic,
-  toCanonical,
-  toGemini,
-  toMcp,
-  toModel,
-  toOpenAIChat,
-  toOpenAIResponses,
-  type CallResult,
-  type EvidenceRecord,
-  type ToolContext,
-  type ToolEvents,
-} from '../../src/index.js'
+import { ToolManager, ToolResult, ToolwireWireError, cancelled, errorResult, invalid, ok, pending, refuse, toCanonical, toModel, type CallResult, type EvidenceRecord, type ToolContext, type ToolEvents } from '../../src/index.js'
+import { toAnthropic, toGemini, toMcp, toOpenAIChat, toOpenAIResponses } from '../../src/render/index.js'
 import { createMcpServer, StdioLineTransport } from '../../src/mcp/server.js'
-import { canonicalizeResult } from '../../src/native.js'
+import { canonicalizeResult } from '../../src/core/native.js'
 import { neverSettles, SECRET, type Body, type CallCase, type DecodeCase, type HV, type McpCase, type Op, type Report, type SchemaCase, type SchemaD, type SchemaInput, type ToolD } from './cases.js'
 
 // ------------------------------------------------------------------ event-loop ticker

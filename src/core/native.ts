@@ -2,13 +2,30 @@
  * The only module that imports the generated napi-rs binding. Everything else in
  * `src/` goes through the names re-exported here.
  */
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type * as Binding from '../binding.js'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type * as Binding from '../../binding.js'
+
+/**
+ * The package root: the nearest folder above this module that holds `binding.cjs` (this file
+ * runs from `src/core/` in a checkout and from `dist/` or `dist/cjs/` in the package).
+ */
+function bindingPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (let up = 0; up < 4; up++) {
+    const candidate = join(dir, 'binding.cjs')
+    if (existsSync(candidate)) return candidate
+    dir = dirname(dir)
+  }
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'binding.cjs')
+}
 
 function loadBinding(): typeof Binding {
   const require = createRequire(import.meta.url)
   try {
-    return require('../binding.cjs') as typeof Binding
+    return require(bindingPath()) as typeof Binding
   } catch (cause) {
     const platform = `${process.platform}-${process.arch}`
     // napi-rs's package names: linux-x64-gnu / linux-x64-musl, win32-x64-msvc, darwin-arm64.
@@ -33,4 +50,4 @@ export const checkContentPart: typeof Binding.checkContentPart = binding.checkCo
 export const BindingSchema: typeof Binding.BindingSchema = binding.BindingSchema
 export const BindingMetrics: typeof Binding.BindingMetrics = binding.BindingMetrics
 export const callRecordJson: typeof Binding.callRecordJson = binding.callRecordJson
-export type { BindingCoreTables, BindingIssue } from '../binding.js'
+export type { BindingCoreTables, BindingIssue } from '../../binding.js'

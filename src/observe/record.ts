@@ -2,8 +2,8 @@
  * The event record of one settled call: the same fields and bytes as the Rust
  * core's `toolwire::record::CallRecord` (shared vectors in `test/vectors/records/`).
  */
-import type { ToolResult } from './result.js'
-import type { StatusName, ToolErrorKind } from './types.js'
+import type { ToolResult } from '../core/result.js'
+import type { StatusName, ToolErrorKind } from '../core/types.js'
 
 /** One settled call, for logs and audit. Serialize with `JSON.stringify` to get the canonical bytes. */
 export interface CallRecord {

@@ -6,7 +6,7 @@
  * late diagnostics.
  */
 import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
-import type { ToolErrorKind } from './types.js'
+import type { ToolErrorKind } from '../core/types.js'
 
 /** What an outcome callback receives besides its arguments. */
 export interface OutcomeInvocation {

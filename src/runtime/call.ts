@@ -4,20 +4,20 @@
  * one settlement that feeds the view, metrics, spans, evidence and events.
  */
 import type { CircuitBreaker } from './breaker.js'
-import type { EvidenceStore } from './evidence.js'
-import { isHelperResult, isModelResult } from './helpers.js'
-import { NotJsonError, toFrozenJson } from './json.js'
+import type { EvidenceStore } from '../observe/evidence.js'
+import { isHelperResult, isModelResult } from '../core/helpers.js'
+import { NotJsonError, toFrozenJson } from '../core/json.js'
 import type { CallOptions, PermissionDecision, PermissionHook, ToolContext, ToolDefinition } from './tool.js'
 import type { ToolEvents, ToolManager } from './manager.js'
 import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { OutcomeDiagnostics, OutcomeInvocation, ToolExecutionOutcome } from './outcome.js'
-import { callRecord } from './record.js'
-import { redact, redactChanges } from './redact.js'
-import { isToolErrorKind, refusalError, toolError, ToolResult } from './result.js'
-import type { CallTracer } from './telemetry.js'
-import type { FieldChange, JsonValue } from './types.js'
-import type { Validator } from './validate.js'
-import { canonicalOf, okView, viewOf, type CallResult } from './view.js'
+import { callRecord } from '../observe/record.js'
+import { redact, redactChanges } from '../core/redact.js'
+import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
+import type { CallTracer } from '../observe/telemetry.js'
+import type { FieldChange, JsonValue } from '../core/types.js'
+import type { Validator } from '../core/validate.js'
+import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 
 /** @internal A registered tool, compiled. */
 export interface ToolEntry {

@@ -3,13 +3,13 @@
  * body's return value (helper results, toolnexus-style results, plain values) to one
  * `ToolResult`.
  */
-import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from './json.js'
-import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from './helpers.js'
-import { redactChanges } from './redact.js'
-import { refusalError, toolError, ToolResult } from './result.js'
-import type { ContentPart, JsonValue, PendingRequest } from './types.js'
-import type { Issue } from './validate.js'
-import { invalidText, type CancelledBy } from './view.js'
+import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from '../core/json.js'
+import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from '../core/helpers.js'
+import { redactChanges } from '../core/redact.js'
+import { refusalError, toolError, ToolResult } from '../core/result.js'
+import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
+import type { Issue } from '../core/validate.js'
+import { invalidText, type CancelledBy } from '../core/view.js'
 
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'

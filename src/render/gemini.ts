@@ -2,8 +2,8 @@
  * Gemini adapter: a `functionResponse` part with `response: { output }` or
  * `response: { error }` and media inside `functionResponse.parts`.
  */
-import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from '../model.js'
-import type { ContentPart } from '../types.js'
+import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from './model.js'
+import type { ContentPart } from '../core/types.js'
 
 /** One media part inside a `functionResponse`: inline bytes or a file URI. */
 export type GeminiFunctionResponsePart =

@@ -3,9 +3,9 @@
  * `{ output, isError, parts?, metadata? }`, plus the shared pieces every wire adapter
  * uses (the untrusted-content delimiter, public-safe texts, part descriptions).
  */
-import { refusalError, toolError, ToolResult } from './result.js'
-import type { ContentPart, Disposition, JsonValue, PendingRequest } from './types.js'
-import { canonicalOf, isSkippedView, modelTextOf, pendingText, plainTextOf, type CallResult } from './view.js'
+import { refusalError, toolError, ToolResult } from '../core/result.js'
+import type { ContentPart, Disposition, JsonValue, PendingRequest } from '../core/types.js'
+import { canonicalOf, isSkippedView, modelTextOf, pendingText, plainTextOf, type CallResult } from '../core/view.js'
 
 /** App-only metadata of a model view. `pending` is the reserved key of a suspension. */
 export interface ModelViewMetadata {

@@ -2,8 +2,8 @@
  * Anthropic adapter: a `tool_result` content block with `is_error` set explicitly,
  * text plus `image` and `document` blocks.
  */
-import { baseMime, renderParts, sourceOf, WEB_IMAGE_TYPES, wireText, type ResultLike } from '../model.js'
-import type { ContentPart } from '../types.js'
+import { baseMime, renderParts, sourceOf, WEB_IMAGE_TYPES, wireText, type ResultLike } from './model.js'
+import type { ContentPart } from '../core/types.js'
 
 /** An Anthropic text block. */
 export interface AnthropicTextBlock {

@@ -8,7 +8,7 @@
  */
 import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import type { JsonValue } from './types.js'
+import type { JsonValue } from '../core/types.js'
 
 /** One durable call record. */
 export interface EvidenceRecord {

@@ -5,8 +5,8 @@
  * dependency this module loads nothing and costs nothing per call.
  */
 import { createRequire } from 'node:module'
-import { redact } from './redact.js'
-import type { ToolResult } from './result.js'
+import { redact } from '../core/redact.js'
+import type { ToolResult } from '../core/result.js'
 
 type OtelApi = typeof import('@opentelemetry/api')
 type Span = import('@opentelemetry/api').Span

@@ -4,11 +4,11 @@
  * restores the before-values.
  */
 import { isDeepStrictEqual } from 'node:util'
-import { ok } from './helpers.js'
+import { ok } from '../core/helpers.js'
 import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
-import { toFrozenJson } from './json.js'
-import { isSensitive, REDACTED } from './redact.js'
-import type { FieldChange, JsonValue } from './types.js'
+import { toFrozenJson } from '../core/json.js'
+import { isSensitive, REDACTED } from '../core/redact.js'
+import type { FieldChange, JsonValue } from '../core/types.js'
 
 /** Options of `createFormTool`. */
 export interface FormToolOptions {

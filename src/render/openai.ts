@@ -3,8 +3,8 @@
  * `user` message) and the Responses API (`function_call_output` item whose output
  * carries text, images and files).
  */
-import { baseMime, dataUrl, renderParts, sourceOf, statedText, WEB_IMAGE_TYPES, wireText, type ResultLike } from '../model.js'
-import type { ContentPart } from '../types.js'
+import { baseMime, dataUrl, renderParts, sourceOf, statedText, WEB_IMAGE_TYPES, wireText, type ResultLike } from './model.js'
+import type { ContentPart } from '../core/types.js'
 
 // ---- Chat Completions -------------------------------------------------------------
 

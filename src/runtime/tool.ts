@@ -3,8 +3,8 @@
  * and calling.
  */
 import type { BreakerOptions } from './breaker.js'
-import type { HelperResult } from './helpers.js'
-import type { FieldChange } from './types.js'
+import type { HelperResult } from '../core/helpers.js'
+import type { FieldChange } from '../core/types.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {

@@ -3,10 +3,10 @@
  * reusable buffer; the buffer crosses into the core in one call when it fills or when
  * someone reads the metrics, so a call pays no crossing of its own.
  */
-import { BindingMetrics } from './native.js'
-import type { ToolResult } from './result.js'
-import { ERROR_KINDS } from './result.js'
-import type { BreakerState } from './breaker.js'
+import { BindingMetrics } from '../core/native.js'
+import type { ToolResult } from '../core/result.js'
+import { ERROR_KINDS } from '../core/result.js'
+import type { BreakerState } from '../runtime/breaker.js'
 
 const RECORDS = 1024
 const STARTED = -1

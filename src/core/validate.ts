@@ -20,9 +20,10 @@ import { BindingSchema } from './native.js'
 
 const require = createRequire(import.meta.url)
 type AjvClass = new (options: object) => AjvCore
-const Ajv2020 = (require('ajv/dist/2020') as { default: AjvClass }).default
-const AjvDraft7 = (require('ajv') as { default: AjvClass }).default
-const addFormats = (require('ajv-formats') as { default: (ajv: AjvCore) => void }).default
+/** ajv loads when the first schema compiles, not when toolwire is imported (it costs ~100 ms). */
+const ajvClass = (draft: '7' | '2020'): AjvClass =>
+  (require(draft === '7' ? 'ajv' : 'ajv/dist/2020') as { default: AjvClass }).default
+const addFormats = (ajv: AjvCore): void => (require('ajv-formats') as { default: (ajv: AjvCore) => void }).default(ajv)
 
 /** One validation failure: a JSON Pointer into the input and a message. */
 export interface Issue {
@@ -200,7 +201,7 @@ export class SchemaCompiler {
   private instance(draft: '2020' | '7'): AjvCore {
     const existing = draft === '7' ? this.draft7 : this.draft2020
     if (existing) return existing
-    const Ctor = draft === '7' ? AjvDraft7 : Ajv2020
+    const Ctor = ajvClass(draft)
     const ajv = new Ctor({
       allErrors: true,
       strict: false,
