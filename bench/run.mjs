@@ -64,8 +64,8 @@ function parseArgs(argv) {
         process.exit(2);
     }
   }
-  if (!o.groups.length) o.groups = [1, 2, 3, 4];
-  for (const g of o.groups) if (![1, 2, 3, 4].includes(g)) { console.error(`no group ${g}`); process.exit(2); }
+  if (!o.groups.length) o.groups = [1, 2, 3, 4, 5];
+  for (const g of o.groups) if (![1, 2, 3, 4, 5].includes(g)) { console.error(`no group ${g}`); process.exit(2); }
   // targetSampleMs: K (ops per sample) is calibrated so one sample takes about this long.
   // Group 3 ops take milliseconds, so its samples are longer (largeSampleMs).
   o.timing = o.quick
@@ -196,6 +196,14 @@ async function parentMain(opts) {
   if (out.loadavgAtStart[0] > out.cpus * 0.5) console.log(`warning: load average ${out.loadavgAtStart[0].toFixed(1)} on ${out.cpus} cores - other processes are competing; expect noisy absolute times (ratios are more robust)`);
   let pluginNote;
   for (const g of opts.groups) {
+    if (g === 5) {
+      // cold processes of their own: nothing to run in a child
+      const { measureImports, formatImports } = await import('./imports.mjs');
+      const imports = measureImports({ rounds: opts.quick ? 3 : 7, seed: opts.seed });
+      console.log(formatImports(imports));
+      out.groups.push({ group: 5, name: 'imports', title: 'Group 5: import() in a cold process', ...imports });
+      continue;
+    }
     const res = await runChild(g, opts);
     pluginNote ??= res.plugin;
     let clean;
