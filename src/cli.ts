@@ -14,7 +14,8 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { DemoToolsOptions } from './demo/index.js'
 import type { ToolDefinition, ToolManager, ToolManagerOptions } from './runtime/manager.js'
-import type { ServableManager, ServeStdioOptions } from './mcp/server.js'
+import type { ServableManager } from './mcp/meta.js'
+import type { ServeStdioOptions } from './mcp/stdio.js'
 import type { CallResult } from './core/view.js'
 
 interface Runtime {
@@ -59,13 +60,13 @@ Exit codes of call: 0 ok, 1 error, 2 invalid, 3 refused, 4 needs_confirmation,
 5 pending, 6 cancelled, 64 usage error.`
 
 async function loadRuntime(): Promise<Runtime> {
-  const [manager, demo, server] = await Promise.all([import('./runtime/manager.js'), import('./demo/index.js'), import('./mcp/server.js')])
+  const [manager, demo, mcp] = await Promise.all([import('./runtime/manager.js'), import('./demo/index.js'), import('./mcp/index.js')])
   return {
     ToolManager: manager.ToolManager,
     createDemoTools: demo.createDemoTools,
-    serveStdio: server.serveStdio,
-    loadToolModule: server.loadToolModule,
-    toolwireVersion: server.toolwireVersion,
+    serveStdio: mcp.serveStdio,
+    loadToolModule: mcp.loadToolModule,
+    toolwireVersion: mcp.toolwireVersion,
   }
 }
 

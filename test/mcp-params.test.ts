@@ -9,7 +9,8 @@ import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsReques
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { importMcpTools } from '../src/mcp/client.js'
-import { createMcpServer, StdioLineTransport } from '../src/mcp/server.js'
+import { createMcpServer } from '../src/mcp/server.js'
+import { StdioLineTransport } from '../src/mcp/stdio.js'
 
 async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
   const tm = new ToolManager()

@@ -10,7 +10,7 @@ import { MCP_UNTRUSTED_META_KEY } from '../render/mcp.js'
 import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../render/model.js'
 import { toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue } from '../core/types.js'
-import { MCP_UNTRUSTED_CONTENT_META_KEY } from './server.js'
+import { MCP_UNTRUSTED_CONTENT_META_KEY } from './meta.js'
 
 /** Options of `fromMcp`. */
 export interface FromMcpOptions {

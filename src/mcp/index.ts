@@ -1,22 +1,23 @@
 /**
- * `toolwire/mcp`: serve a ToolManager's tools over MCP, and import an MCP server's tools.
- * This entry loads the MCP SDK; `toolwire` itself does not.
+ * `toolwire/mcp`: serve a ToolManager's tools over MCP (stdio or Streamable HTTP), and
+ * import an MCP server's tools. This entry loads the MCP SDK; `toolwire` itself does not.
  */
 export {
   createMcpServer,
-  serveStdio,
-  StdioLineTransport,
   mcpToolOf,
-  loadToolModule,
-  isServableManager,
-  toolwireVersion,
   UnknownToolError,
   MCP_PROTOCOL_VERSION,
+} from './server.js'
+export type { McpServerOptions } from './server.js'
+export {
   MCP_UNTRUSTED_CONTENT_META_KEY,
   MCP_NEEDS_CONFIRMATION_META_KEY,
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
-} from './server.js'
-export type { McpServerOptions, ServeStdioOptions, ServableManager, StdioLineTransportOptions } from './server.js'
+} from './meta.js'
+export type { ServableManager } from './meta.js'
+export { serveStdio, StdioLineTransport } from './stdio.js'
+export type { ServeStdioOptions, StdioLineTransportOptions } from './stdio.js'
+export { loadToolModule, isServableManager, toolwireVersion } from './module.js'
 export { importMcpTools, fromMcp } from './client.js'
 export type { ImportMcpToolsOptions, FromMcpOptions } from './client.js'

@@ -1,47 +1,45 @@
 /**
  * The MCP server: serves a `ToolManager`'s tools over the Model Context Protocol
- * (revision 2025-11-25) with the official SDK's low-level `Server`, and a stdio
- * transport that answers malformed input with JSON-RPC errors.
+ * (revision 2025-11-25) with the official SDK's low-level `Server`: the `tools/list`
+ * and `tools/call` handlers, progress, cancellation and confirmations. The transports
+ * are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
  */
-import { readFileSync } from 'node:fs'
-import { dirname, join, resolve as resolvePath } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
   CallToolResultSchema,
   ErrorCode,
-  JSONRPCMessageSchema,
   LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
   McpError,
   RequestSchema,
   type CallToolResult,
-  type JSONRPCMessage,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { toMcp } from '../render/mcp.js'
-import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManager, ToolManifestEntry } from '../runtime/manager.js'
+import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestEntry } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
-import { textNestsDeeper } from '../core/json.js'
 import { clipped } from '../core/redact.js'
+import {
+  MCP_CALL_ID_META_KEY,
+  MCP_CONFIRMATION_META_KEY,
+  MCP_NEEDS_CONFIRMATION_META_KEY,
+  MCP_UNTRUSTED_CONTENT_META_KEY,
+  type ServableManager,
+} from './meta.js'
+import { toolwireVersion } from './module.js'
+
+export {
+  MCP_CALL_ID_META_KEY,
+  MCP_CONFIRMATION_META_KEY,
+  MCP_NEEDS_CONFIRMATION_META_KEY,
+  MCP_UNTRUSTED_CONTENT_META_KEY,
+  type ServableManager,
+} from './meta.js'
 
 /** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
-
-/** The `_meta` key on a listed tool whose results are untrusted content (data, not instructions). */
-export const MCP_UNTRUSTED_CONTENT_META_KEY = 'toolwire/untrustedContent'
-/** The `_meta` key on a listed tool that needs the user's confirmation before it runs. */
-export const MCP_NEEDS_CONFIRMATION_META_KEY = 'toolwire/needsConfirmation'
-/** The `_meta` key on a `tools/call` result that carries the toolwire call id. */
-export const MCP_CALL_ID_META_KEY = 'toolwire/callId'
-/** The `_meta` key on a `tools/call` result that waits for confirmation: `{ confirmId, summary }`. */
-export const MCP_CONFIRMATION_META_KEY = 'toolwire/confirmation'
-
-/** What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire). */
-export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'>
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -57,24 +55,6 @@ export interface McpServerOptions {
    * an `isError` result naming what to confirm; `'refuse'` always answers that result.
    */
   readonly confirmations?: 'elicit' | 'refuse'
-}
-
-let cachedVersion: string | undefined
-
-/** toolwire's own version, read from its package.json (`0.0.0` when not found). */
-export function toolwireVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (let i = 0; i < 4; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === 'toolwire' && typeof pkg.version === 'string') return (cachedVersion = pkg.version)
-    } catch {
-      // keep looking upwards
-    }
-    dir = dirname(dir)
-  }
-  return (cachedVersion = '0.0.0')
 }
 
 /**
@@ -306,247 +286,4 @@ async function confirmThroughElicitation(
     return undefined // the elicitation failed: fall back to naming what to confirm
   }
   return tm.confirm(view.confirmId, { approve })
-}
-
-// ---------------------------------------------------------------------------
-// stdio transport
-
-/** A JSON-RPC error frame for input the server could not take; `id` only when known. */
-function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
-  const frame: Record<string, unknown> = { jsonrpc: '2.0' }
-  if (id !== undefined) frame.id = id
-  frame.error = { code, message }
-  return frame as JSONRPCMessage
-}
-
-/** Options of `StdioLineTransport`. */
-export interface StdioLineTransportOptions {
-  /** The longest line accepted, in bytes (default 64 MiB); longer lines get `-32600`. */
-  readonly maxLineBytes?: number
-  /**
-   * When the input ends, how long to wait for requests still in flight to be answered
-   * before closing (which cancels them), in ms (default 10 000).
-   */
-  readonly drainTimeoutMs?: number
-}
-
-/**
- * A newline-delimited JSON-RPC transport over a readable and a writable stream (stdin
- * and stdout by default), for the SDK's `Server`.
- *
- * Unlike the SDK's `StdioServerTransport`, which reports unparsable lines to `onerror`
- * and drops them, this one answers them: `-32700` (parse error, no `id`) for a line that
- * is not JSON, `-32600` (invalid request, with the `id` when the object carries a valid
- * one) for JSON that is not a JSON-RPC message (batches included, which 2025-11-25 does
- * not have), and keeps serving. Blank lines are ignored. The end of the input closes it,
- * once the requests already received are answered (or `drainTimeoutMs` passed).
- */
-/**
- * The deepest nesting a frame may have. Tool arguments deeper than `MAX_VALUE_DEPTH` are
- * refused later anyway; this bound only keeps `JSON.parse` from blocking on a hostile line.
- */
-const MAX_FRAME_DEPTH = 1000
-
-export class StdioLineTransport implements Transport {
-  onclose?: () => void
-  onerror?: (error: Error) => void
-  onmessage?: (message: JSONRPCMessage) => void
-
-  private chunks: Buffer[] = []
-  private buffered = 0
-  private discarding = false
-  private started = false
-  private closed = false
-  private readonly maxLineBytes: number
-  private readonly drainTimeoutMs: number
-  private readonly pending = new Set<string | number>()
-  private ending = false
-
-  constructor(
-    private readonly input: NodeJS.ReadableStream = process.stdin,
-    private readonly output: NodeJS.WritableStream = process.stdout,
-    options: StdioLineTransportOptions = {},
-  ) {
-    this.maxLineBytes = options.maxLineBytes ?? 64 * 1024 * 1024
-    this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000
-  }
-
-  private readonly onData = (chunk: Buffer | string): void => {
-    let data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-    for (;;) {
-      const nl = data.indexOf(0x0a)
-      if (nl === -1) {
-        if (!this.discarding) {
-          this.chunks.push(data)
-          this.buffered += data.length
-          if (this.buffered > this.maxLineBytes) {
-            this.chunks = []
-            this.buffered = 0
-            this.discarding = true
-            this.reply(errorFrame(-32600, `Invalid Request: message longer than ${this.maxLineBytes} bytes`))
-          }
-        }
-        return
-      }
-      const head = data.subarray(0, nl)
-      data = data.subarray(nl + 1)
-      if (this.discarding) {
-        this.discarding = false
-        continue
-      }
-      const line = this.chunks.length === 0 ? head : Buffer.concat([...this.chunks, head])
-      this.chunks = []
-      this.buffered = 0
-      this.handleLine(line.toString('utf8'))
-    }
-  }
-
-  private readonly onEnd = (): void => {
-    if (this.ending) return
-    this.ending = true
-    if (this.pending.size === 0) {
-      void this.close()
-      return
-    }
-    setTimeout(() => void this.close(), this.drainTimeoutMs).unref()
-  }
-
-  private readonly onStreamError = (error: Error): void => {
-    this.onerror?.(error)
-  }
-
-  private handleLine(raw: string): void {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
-    if (line.trim() === '') return
-    if (textNestsDeeper(line, MAX_FRAME_DEPTH)) {
-      this.reply(errorFrame(-32700, `Parse error: nested deeper than ${MAX_FRAME_DEPTH} levels`))
-      return
-    }
-    let value: unknown
-    try {
-      value = JSON.parse(line)
-    } catch {
-      this.reply(errorFrame(-32700, 'Parse error'))
-      return
-    }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
-    if (!parsed.success) {
-      const id = (value as { id?: unknown } | null)?.id
-      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
-      // a response we cannot read has no one to answer to
-      const isResponse = typeof value === 'object' && value !== null && !Array.isArray(value) && !('method' in value) && ('result' in value || 'error' in value)
-      if (isResponse) {
-        this.onerror?.(new Error('Received an invalid JSON-RPC response'))
-        return
-      }
-      this.reply(errorFrame(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', knownId))
-      return
-    }
-    const message = parsed.data as JSONRPCMessage & { id?: string | number; method?: string; params?: { requestId?: string | number } }
-    if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
-    else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
-    try {
-      this.onmessage?.(message)
-    } catch (error) {
-      this.onerror?.(error as Error)
-    }
-  }
-
-  private reply(frame: JSONRPCMessage): void {
-    this.send(frame).catch((error: unknown) => this.onerror?.(error as Error))
-  }
-
-  async start(): Promise<void> {
-    if (this.started) throw new Error('toolwire: StdioLineTransport already started')
-    this.started = true
-    this.input.on('data', this.onData)
-    this.input.on('end', this.onEnd)
-    this.input.on('close', this.onEnd)
-    this.input.on('error', this.onStreamError)
-    this.input.resume()
-  }
-
-  private settle(id: string | number): void {
-    if (this.pending.delete(id) && this.ending && this.pending.size === 0) setImmediate(() => void this.close())
-  }
-
-  send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) return Promise.resolve()
-    const sent = new Promise<void>((resolve) => {
-      if (this.output.write(JSON.stringify(message) + '\n')) resolve()
-      else this.output.once('drain', () => resolve())
-    })
-    const m = message as { id?: string | number; method?: string }
-    if (m.method === undefined && m.id !== undefined) this.settle(m.id)
-    return sent
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    this.input.off('data', this.onData)
-    this.input.off('end', this.onEnd)
-    this.input.off('close', this.onEnd)
-    this.input.off('error', this.onStreamError)
-    this.input.pause()
-    this.chunks = []
-    this.onclose?.()
-  }
-}
-
-/** Options of `serveStdio`. */
-export interface ServeStdioOptions extends McpServerOptions, StdioLineTransportOptions {
-  readonly stdin?: NodeJS.ReadableStream
-  readonly stdout?: NodeJS.WritableStream
-  /** Called with transport and protocol errors (default: ignored; stdout carries only protocol frames). */
-  readonly onError?: (error: Error) => void
-}
-
-/**
- * Serves `tm` over stdio until the input ends. Resolves `closed` when the connection is
- * closed (in-flight calls are then cancelled).
- */
-export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<{ readonly server: Server; readonly closed: Promise<void> }> {
-  const server = createMcpServer(tm, options)
-  const transport = new StdioLineTransport(options.stdin, options.stdout, options)
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve()
-  })
-  server.onerror = (error) => options.onError?.(error)
-  await server.connect(transport)
-  return { server, closed }
-}
-
-// ---------------------------------------------------------------------------
-// tool modules
-
-/** Whether `value` looks like a `ToolManager` (from this or another copy of toolwire). */
-export function isServableManager(value: unknown): value is ServableManager {
-  if (typeof value !== 'object' || value === null) return false
-  const v = value as Record<string, unknown>
-  return ['call', 'manifest', 'list', 'confirm', 'on', 'off', 'register'].every((k) => typeof v[k] === 'function')
-}
-
-/**
- * Loads a tool module for `toolwire serve <module>`: its default export is a
- * `ToolManager`, a list of tool definitions, or a (possibly async) function returning
- * either. A list is registered into a manager made by `makeManager`.
- * @throws Error when the module cannot be loaded or exports neither.
- */
-export async function loadToolModule(
-  specifier: string,
-  makeManager: () => ServableManager & Pick<ToolManager, 'register'>,
-  cwd: string = process.cwd(),
-): Promise<ServableManager> {
-  const url = /^[a-z][a-z0-9+.-]*:/i.test(specifier) && !/^[a-z]:[\\/]/i.test(specifier) ? specifier : pathToFileURL(resolvePath(cwd, specifier)).href
-  const mod = (await import(url)) as { default?: unknown; tools?: unknown }
-  let value = mod.default ?? mod.tools
-  if (typeof value === 'function' && !isServableManager(value)) value = await (value as () => unknown)()
-  if (isServableManager(value)) return value
-  if (Array.isArray(value)) {
-    const tm = makeManager()
-    for (const tool of value) tm.register(tool as ToolDefinition)
-    return tm
-  }
-  throw new Error(`toolwire: ${specifier} must default-export a ToolManager or a list of tools`)
 }

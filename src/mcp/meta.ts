@@ -1,0 +1,18 @@
+/**
+ * The names toolwire's MCP server and client agree on: the `_meta` keys it sets, and what
+ * a served manager must offer. No SDK import: the client, the transports and the CLI
+ * read these without loading the server.
+ */
+import type { ToolManager } from '../runtime/manager.js'
+
+/** The `_meta` key on a listed tool whose results are untrusted content (data, not instructions). */
+export const MCP_UNTRUSTED_CONTENT_META_KEY = 'toolwire/untrustedContent'
+/** The `_meta` key on a listed tool that needs the user's confirmation before it runs. */
+export const MCP_NEEDS_CONFIRMATION_META_KEY = 'toolwire/needsConfirmation'
+/** The `_meta` key on a `tools/call` result that carries the toolwire call id. */
+export const MCP_CALL_ID_META_KEY = 'toolwire/callId'
+/** The `_meta` key on a `tools/call` result that waits for confirmation: `{ confirmId, summary, url? }`. */
+export const MCP_CONFIRMATION_META_KEY = 'toolwire/confirmation'
+
+/** What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire). */
+export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'>

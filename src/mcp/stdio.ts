@@ -1,0 +1,217 @@
+/**
+ * The stdio transport: newline-delimited JSON-RPC over a readable and a writable stream,
+ * answering malformed input with JSON-RPC errors, and `serveStdio`.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { textNestsDeeper } from '../core/json.js'
+import type { ServableManager } from './meta.js'
+import { createMcpServer, type McpServerOptions } from './server.js'
+
+/** A JSON-RPC error frame for input the server could not take; `id` only when known. */
+function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
+  const frame: Record<string, unknown> = { jsonrpc: '2.0' }
+  if (id !== undefined) frame.id = id
+  frame.error = { code, message }
+  return frame as JSONRPCMessage
+}
+
+/** Options of `StdioLineTransport`. */
+export interface StdioLineTransportOptions {
+  /** The longest line accepted, in bytes (default 64 MiB); longer lines get `-32600`. */
+  readonly maxLineBytes?: number
+  /**
+   * When the input ends, how long to wait for requests still in flight to be answered
+   * before closing (which cancels them), in ms (default 10 000).
+   */
+  readonly drainTimeoutMs?: number
+}
+
+/**
+ * A newline-delimited JSON-RPC transport over a readable and a writable stream (stdin
+ * and stdout by default), for the SDK's `Server`.
+ *
+ * Unlike the SDK's `StdioServerTransport`, which reports unparsable lines to `onerror`
+ * and drops them, this one answers them: `-32700` (parse error, no `id`) for a line that
+ * is not JSON, `-32600` (invalid request, with the `id` when the object carries a valid
+ * one) for JSON that is not a JSON-RPC message (batches included, which 2025-11-25 does
+ * not have), and keeps serving. Blank lines are ignored. The end of the input closes it,
+ * once the requests already received are answered (or `drainTimeoutMs` passed).
+ */
+/**
+ * The deepest nesting a frame may have. Tool arguments deeper than `MAX_VALUE_DEPTH` are
+ * refused later anyway; this bound only keeps `JSON.parse` from blocking on a hostile line.
+ */
+const MAX_FRAME_DEPTH = 1000
+
+export class StdioLineTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+
+  private chunks: Buffer[] = []
+  private buffered = 0
+  private discarding = false
+  private started = false
+  private closed = false
+  private readonly maxLineBytes: number
+  private readonly drainTimeoutMs: number
+  private readonly pending = new Set<string | number>()
+  private ending = false
+
+  constructor(
+    private readonly input: NodeJS.ReadableStream = process.stdin,
+    private readonly output: NodeJS.WritableStream = process.stdout,
+    options: StdioLineTransportOptions = {},
+  ) {
+    this.maxLineBytes = options.maxLineBytes ?? 64 * 1024 * 1024
+    this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    let data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    for (;;) {
+      const nl = data.indexOf(0x0a)
+      if (nl === -1) {
+        if (!this.discarding) {
+          this.chunks.push(data)
+          this.buffered += data.length
+          if (this.buffered > this.maxLineBytes) {
+            this.chunks = []
+            this.buffered = 0
+            this.discarding = true
+            this.reply(errorFrame(-32600, `Invalid Request: message longer than ${this.maxLineBytes} bytes`))
+          }
+        }
+        return
+      }
+      const head = data.subarray(0, nl)
+      data = data.subarray(nl + 1)
+      if (this.discarding) {
+        this.discarding = false
+        continue
+      }
+      const line = this.chunks.length === 0 ? head : Buffer.concat([...this.chunks, head])
+      this.chunks = []
+      this.buffered = 0
+      this.handleLine(line.toString('utf8'))
+    }
+  }
+
+  private readonly onEnd = (): void => {
+    if (this.ending) return
+    this.ending = true
+    if (this.pending.size === 0) {
+      void this.close()
+      return
+    }
+    setTimeout(() => void this.close(), this.drainTimeoutMs).unref()
+  }
+
+  private readonly onStreamError = (error: Error): void => {
+    this.onerror?.(error)
+  }
+
+  private handleLine(raw: string): void {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
+    if (line.trim() === '') return
+    if (textNestsDeeper(line, MAX_FRAME_DEPTH)) {
+      this.reply(errorFrame(-32700, `Parse error: nested deeper than ${MAX_FRAME_DEPTH} levels`))
+      return
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      this.reply(errorFrame(-32700, 'Parse error'))
+      return
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value)
+    if (!parsed.success) {
+      const id = (value as { id?: unknown } | null)?.id
+      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
+      // a response we cannot read has no one to answer to
+      const isResponse = typeof value === 'object' && value !== null && !Array.isArray(value) && !('method' in value) && ('result' in value || 'error' in value)
+      if (isResponse) {
+        this.onerror?.(new Error('Received an invalid JSON-RPC response'))
+        return
+      }
+      this.reply(errorFrame(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', knownId))
+      return
+    }
+    const message = parsed.data as JSONRPCMessage & { id?: string | number; method?: string; params?: { requestId?: string | number } }
+    if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
+    else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
+    try {
+      this.onmessage?.(message)
+    } catch (error) {
+      this.onerror?.(error as Error)
+    }
+  }
+
+  private reply(frame: JSONRPCMessage): void {
+    this.send(frame).catch((error: unknown) => this.onerror?.(error as Error))
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('toolwire: StdioLineTransport already started')
+    this.started = true
+    this.input.on('data', this.onData)
+    this.input.on('end', this.onEnd)
+    this.input.on('close', this.onEnd)
+    this.input.on('error', this.onStreamError)
+    this.input.resume()
+  }
+
+  private settle(id: string | number): void {
+    if (this.pending.delete(id) && this.ending && this.pending.size === 0) setImmediate(() => void this.close())
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    const sent = new Promise<void>((resolve) => {
+      if (this.output.write(JSON.stringify(message) + '\n')) resolve()
+      else this.output.once('drain', () => resolve())
+    })
+    const m = message as { id?: string | number; method?: string }
+    if (m.method === undefined && m.id !== undefined) this.settle(m.id)
+    return sent
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.input.off('data', this.onData)
+    this.input.off('end', this.onEnd)
+    this.input.off('close', this.onEnd)
+    this.input.off('error', this.onStreamError)
+    this.input.pause()
+    this.chunks = []
+    this.onclose?.()
+  }
+}
+
+/** Options of `serveStdio`. */
+export interface ServeStdioOptions extends McpServerOptions, StdioLineTransportOptions {
+  readonly stdin?: NodeJS.ReadableStream
+  readonly stdout?: NodeJS.WritableStream
+  /** Called with transport and protocol errors (default: ignored; stdout carries only protocol frames). */
+  readonly onError?: (error: Error) => void
+}
+
+/**
+ * Serves `tm` over stdio until the input ends. Resolves `closed` when the connection is
+ * closed (in-flight calls are then cancelled).
+ */
+export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<{ readonly server: Server; readonly closed: Promise<void> }> {
+  const server = createMcpServer(tm, options)
+  const transport = new StdioLineTransport(options.stdin, options.stdout, options)
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve()
+  })
+  server.onerror = (error) => options.onError?.(error)
+  await server.connect(transport)
+  return { server, closed }
+}
+
