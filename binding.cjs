@@ -841,3 +841,6 @@ module.exports.callRecordJson = nativeBinding.callRecordJson
 module.exports.canonicalizeResult = nativeBinding.canonicalizeResult
 module.exports.checkContentPart = nativeBinding.checkContentPart
 module.exports.coreTables = nativeBinding.coreTables
+module.exports.modelViewJson = nativeBinding.modelViewJson
+module.exports.renderTables = nativeBinding.renderTables
+module.exports.renderWireJson = nativeBinding.renderWireJson

@@ -79,6 +79,22 @@ export interface BindingIssue {
   message: string
 }
 
+/** The tables every renderer reads, from the core. */
+export interface BindingRenderTables {
+  /** Image formats OpenAI (Chat and Responses) and Anthropic accept. */
+  webImageTypes: Array<string>
+  /** MIME types Gemini documents for multimodal function responses. */
+  geminiFunctionResponseMimeTypes: Array<string>
+  /** The opening tag of the untrusted-content delimiter. */
+  untrustedOpen: string
+  /** The closing tag of the untrusted-content delimiter. */
+  untrustedClose: string
+  /** The one-line note that precedes untrusted content. */
+  untrustedNote: string
+  /** The `_meta` key set on untrusted MCP results. */
+  mcpUntrustedMetaKey: string
+}
+
 /**
  * The JSON record of one settled call, from a wire result document and integer
  * unix-millisecond timestamps (the reference for `test/vectors/records`).
@@ -99,3 +115,19 @@ export declare function checkContentPart(kind: string, mimeType: string, data?: 
 
 /** The core's wire version, dispositions, error kinds and pending kinds. */
 export declare function coreTables(): BindingCoreTables
+
+/**
+ * The model view (`{ output, isError, parts?, metadata? }`) of a wire document, as JSON text.
+ * A malformed document throws.
+ */
+export declare function modelViewJson(resultJson: string): string
+
+/** The renderers' shared tables. */
+export declare function renderTables(): BindingRenderTables
+
+/**
+ * One provider's tool-result message of a wire document, as JSON text. `wire` is one of
+ * `openai_chat`, `openai_responses`, `anthropic`, `gemini`, `mcp`; `id` is the call id
+ * (the Gemini id may be absent), `name` the tool name (Gemini only).
+ */
+export declare function renderWireJson(wire: string, resultJson: string, id?: string | undefined | null, name?: string | undefined | null): string

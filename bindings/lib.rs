@@ -2,5 +2,6 @@
 //! to the core and maps its errors.
 
 pub mod metrics;
+pub mod render;
 pub mod result;
 pub mod schema;

@@ -7,14 +7,17 @@ import type { JsonValue, PendingRequest } from './types.js'
 import type { Issue } from './validate.js'
 import type { CancelledBy } from './view.js'
 import type { PendingRequestInit } from './result.js'
+import type { HelperStatus } from './status.js'
+import { pendingOutputText } from './texts.js'
 
-/** A helper result a tool returns; the manager turns it into the canonical result. */
-export type HelperResult<T = unknown> =
+/** A helper result a tool returns; the manager turns it into the canonical result (status.ts maps its `status`). */
+export type HelperResult<T = unknown> = (
   | { readonly status: 'ok'; readonly data: T }
   | { readonly status: 'invalid'; readonly issues: readonly Issue[] }
   | { readonly status: 'refused'; readonly code: string; readonly message: string; readonly rev?: number }
   | { readonly status: 'cancelled'; readonly by: CancelledBy }
   | { readonly status: 'error'; readonly message: string }
+) & { readonly status: HelperStatus }
 
 /** Shared by every copy of this module in the process (ESM and CJS builds, bundles). */
 const REGISTRY = Symbol.for('toolwire.helperResults')
@@ -78,9 +81,8 @@ export interface ModelResult {
 /** Builds a suspension: `metadata.pending` holds the request (id generated when absent). */
 export function pending(request: PendingRequestInit): ModelResult {
   const req: Record<string, unknown> = { ...request, id: request.id ?? globalThis.crypto.randomUUID() }
-  const detail = request.summary ?? request.prompt
   return Object.freeze({
-    output: detail === undefined ? `Waiting for ${request.kind}` : `Waiting for ${request.kind}: ${detail}`,
+    output: pendingOutputText(request),
     isError: true,
     metadata: Object.freeze({ pending: Object.freeze(req) as unknown as PendingRequest }),
   })

@@ -50,4 +50,7 @@ export const checkContentPart: typeof Binding.checkContentPart = binding.checkCo
 export const BindingSchema: typeof Binding.BindingSchema = binding.BindingSchema
 export const BindingMetrics: typeof Binding.BindingMetrics = binding.BindingMetrics
 export const callRecordJson: typeof Binding.callRecordJson = binding.callRecordJson
+export const renderTables: typeof Binding.renderTables = binding.renderTables
+export const modelViewJson: typeof Binding.modelViewJson = binding.modelViewJson
+export const renderWireJson: typeof Binding.renderWireJson = binding.renderWireJson
 export type { BindingCoreTables, BindingIssue } from '../../binding.js'

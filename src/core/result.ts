@@ -4,7 +4,9 @@
  * so both languages write the same bytes.
  */
 import { toFrozenJson, wellFormed } from './json.js'
-import { canonicalizeResult, checkContentPart, coreTables } from './native.js'
+import { canonicalizeResult, checkContentPart } from './native.js'
+import { defaultRetryable, ERROR_KINDS, isPendingKind, isToolErrorKind, PENDING_KINDS, statusNameOf, WIRE_VERSION } from './status.js'
+import { pendingOutputText, skippedText } from './texts.js'
 import type {
   ContentPart,
   Disposition,
@@ -19,26 +21,7 @@ import type {
   WireDocument,
 } from './types.js'
 
-const tables = coreTables()
-
-/** The wire format version this build reads and writes (from the core). */
-export const WIRE_VERSION: number = tables.wireVersion
-
-const STATUS_NAMES = new Map<string, StatusName>(
-  tables.dispositions.map((d) => [d.status, d.statusName as StatusName]),
-)
-const DEFAULT_RETRYABLE = new Map<string, boolean>(tables.errorKinds.map((k) => [k.name, k.retryable]))
-const PENDING_KINDS = new Set<string>(tables.pendingKinds)
-
-/** The error kinds the core knows, in wire order, with their default retryability. */
-export const ERROR_KINDS: readonly ToolErrorKind[] = Object.freeze(
-  tables.errorKinds.map((k) => k.name as ToolErrorKind),
-)
-
-/** Whether `kind` names one of the core's error kinds. */
-export function isToolErrorKind(kind: unknown): kind is ToolErrorKind {
-  return typeof kind === 'string' && DEFAULT_RETRYABLE.has(kind)
-}
+export { ERROR_KINDS, isToolErrorKind, WIRE_VERSION }
 
 /** A malformed wire document given to `ToolResult.fromJSON`. */
 export class ToolwireWireError extends Error {
@@ -73,7 +56,7 @@ export function toolError(kind: ToolErrorKind, message: string, options: ToolErr
   const error: { -readonly [K in keyof ToolExecutionError]: ToolExecutionError[K] } = {
     kind,
     message: wellFormed(message),
-    retryable: options.retryable ?? (DEFAULT_RETRYABLE.get(kind) as boolean),
+    retryable: options.retryable ?? defaultRetryable(kind),
     refusal: false,
   }
   if (options.code !== undefined) error.code = checkString(options.code, 'an error code')
@@ -99,7 +82,6 @@ export function refusalError(code: string, message: string, details?: JsonValue)
   return made(Object.freeze(error))
 }
 
-/** `value` as a well-formed string (lone surrogates become U+FFFD); throws when it is not a string. */
 /** The errors `toolError` and `refusalError` made: already checked, frozen JSON. */
 const madeErrors = new WeakSet<ToolExecutionError>()
 
@@ -194,7 +176,7 @@ export interface PendingRequestInit {
 function checkPending(init: unknown): PendingRequest {
   if (typeof init !== 'object' || init === null) throw typeError(`a pending request must be an object, got ${describe(init)}`)
   const r = init as Record<string, unknown>
-  if (!PENDING_KINDS.has(r.kind as string)) throw typeError(`a pending request kind must be one of ${[...PENDING_KINDS].join(', ')}, got ${describe(r.kind)}`)
+  if (!isPendingKind(r.kind)) throw typeError(`a pending request kind must be one of ${PENDING_KINDS.join(', ')}, got ${describe(r.kind)}`)
   const out: { -readonly [K in keyof PendingRequest]: PendingRequest[K] } = {
     id: r.id === undefined ? globalThis.crypto.randomUUID() : checkString(r.id, 'a pending request id'),
     kind: r.kind as PendingKind,
@@ -216,12 +198,6 @@ function checkPending(init: unknown): PendingRequest {
     )
   }
   return Object.freeze(out)
-}
-
-function describePending(request: PendingRequest): string {
-  // the URL stays out of model-visible text: it may carry state tokens
-  const detail = request.summary ?? request.prompt
-  return detail === undefined ? `Waiting for ${request.kind}` : `Waiting for ${request.kind}: ${detail}`
 }
 
 /** `intoResult()`: success and skipped give `ok: true`, errors and refusals `ok: false`. */
@@ -300,13 +276,13 @@ export class ToolResult {
   /** A result for a call skipped by runtime policy. */
   static skipped(reason: string): ToolResult {
     const why = checkString(reason, 'a skip reason')
-    return new ToolResult('skipped', undefined, undefined, undefined, why, false, undefined, `Skipped: ${why}`)
+    return new ToolResult('skipped', undefined, undefined, undefined, why, false, undefined, skippedText(why))
   }
 
   /** A result for a call suspended until `request` is answered; the id is generated when absent. */
   static pending(request: PendingRequestInit): ToolResult {
     const r = checkPending(request)
-    return new ToolResult('pending', undefined, undefined, undefined, r, false, undefined, describePending(r))
+    return new ToolResult('pending', undefined, undefined, undefined, r, false, undefined, pendingOutputText(r))
   }
 
   /** Parses and validates a wire document (in the core). Throws `ToolwireWireError` when malformed. */
@@ -459,7 +435,7 @@ export class ToolResult {
       case 'skipped':
         return { ok: true, output: this.output() }
       case 'pending':
-        return { ok: false, error: toolError('other', describePending(this.#detail as PendingRequest), { code: 'pending' }) }
+        return { ok: false, error: toolError('other', pendingOutputText(this.#detail as PendingRequest), { code: 'pending' }) }
       default:
         return { ok: false, error: this.#error as ToolExecutionError }
     }
@@ -467,7 +443,7 @@ export class ToolResult {
 
   /** Stable telemetry name: success, error, denied, skipped or pending. */
   statusName(): StatusName {
-    return STATUS_NAMES.get(this.#disposition) as StatusName
+    return statusNameOf(this.#disposition)
   }
 
   /** The wire document, keys in canonical order (so `JSON.stringify(result)` gives the wire text). */

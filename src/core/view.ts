@@ -9,6 +9,8 @@
  * (`ViewModelFields`; docs/wire-format.md, "Application views").
  */
 import { ToolResult } from './result.js'
+import { isSkippedView, outcomeNamesOf } from './status.js'
+import { cancelledText, invalidText, pendingModelText, skippedText } from './texts.js'
 import type { ContentPart, FieldChange, JsonValue, PendingRequest, ToolErrorKind } from './types.js'
 import type { Issue } from './validate.js'
 
@@ -57,23 +59,16 @@ export type CallResult<T = JsonValue> = (
 ) &
   ViewModelFields
 
-/** The status names of the application view. */
+/** The status names of the application view (`ViewStatus` in status.ts, which maps them). */
 export type CallStatus = CallResult['status']
 
 /**
  * What a pending call waits for, without secrets: the kind and the summary or prompt.
  * The request's `url`, `id` and `changes` are for the application and never reach the model.
  */
-export function pendingText(request: PendingRequest): string {
-  const detail = request.summary ?? request.prompt
-  const what = request.kind === 'authorization' ? 'authorization (the user must sign in)' : request.kind
-  return detail === undefined ? `Waiting for ${what}; the call has not run yet.` : `Waiting for ${what}: ${detail}`
-}
+export const pendingText: (request: PendingRequest) => string = pendingModelText
 
-/** The model-visible text of an `invalid_args` error with `issues` (and of its `invalid` view). */
-export function invalidText(issues: readonly Issue[]): string {
-  return `Invalid arguments: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
-}
+export { invalidText, isSkippedView }
 
 /**
  * The text the model reads of `view` (before untrusted wrapping): `view.modelText` when
@@ -93,11 +88,6 @@ export function modelTextOf(view: CallResult<unknown>): string {
   return view.modelText ?? derivedText(view)
 }
 
-/** Whether a `refused` view is the view of a skipped call. */
-export function isSkippedView(view: CallResult<unknown>): boolean {
-  return view.status === 'refused' && view.code === 'skipped' && view.disposition !== 'refused'
-}
-
 function derivedText(view: CallResult<unknown>): string {
   switch (view.status) {
     case 'ok':
@@ -105,15 +95,15 @@ function derivedText(view: CallResult<unknown>): string {
     case 'invalid':
       return invalidText(view.issues)
     case 'refused':
-      return isSkippedView(view) ? `Skipped: ${view.message}` : view.message
+      return isSkippedView(view) ? skippedText(view.message) : view.message
     case 'cancelled':
-      return `The call was cancelled (${view.by})`
+      return cancelledText(view.by)
     case 'error':
       return view.message
     case 'needs_confirmation':
-      return pendingText({ id: view.confirmId, kind: 'confirmation', summary: view.summary })
+      return pendingModelText({ kind: 'confirmation', summary: view.summary })
     case 'pending':
-      return pendingText(view.request)
+      return pendingModelText(view.request)
   }
 }
 
@@ -173,36 +163,43 @@ function isIssueList(value: unknown): value is readonly Issue[] {
 /** The model-visible text of a canonical result, before untrusted wrapping. */
 export function plainTextOf(result: ToolResult): string {
   const request = result.pendingRequest()
-  return request === undefined ? result.text() : pendingText(request)
+  return request === undefined ? result.text() : pendingModelText(request)
 }
 
 /** Builds the frozen application view of `result` for call `callId`. */
 export function viewOf(result: ToolResult, callId: string | undefined): CallResult {
   if (!(result instanceof ToolResult)) throw new TypeError('toolwire: viewOf takes a ToolResult')
   const view = new View(result) as unknown as Record<string, unknown>
-  switch (result.disposition()) {
-    case 'success': {
+  // the view status comes from the one status table (status.ts)
+  switch (outcomeNamesOf(result).view) {
+    case 'ok': {
       const data = result.data()
       view.status = 'ok'
       view.data = data === undefined ? result.text() : data
       break
     }
+    case 'invalid': {
+      // details are deeply frozen JSON (toolError and the wire decoder make them so)
+      const issues = details(result)?.issues
+      view.status = 'invalid'
+      view.issues = isIssueList(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: result.error()!.message })])
+      break
+    }
+    case 'cancelled': {
+      const by = details(result)?.by
+      Object.assign(view, { status: 'cancelled', by: by === 'operator' || by === 'signal' ? by : 'policy' })
+      break
+    }
     case 'error': {
       const error = result.error()!
-      if (error.kind === 'invalid_args') {
-        // details are deeply frozen JSON (toolError and the wire decoder make them so)
-        const issues = details(result)?.issues
-        view.status = 'invalid'
-        view.issues = isIssueList(issues) ? issues : Object.freeze([Object.freeze({ path: '', message: error.message })])
-      } else if (error.kind === 'cancelled') {
-        const by = details(result)?.by
-        Object.assign(view, { status: 'cancelled', by: by === 'operator' || by === 'signal' ? by : 'policy' })
-      } else {
-        Object.assign(view, { status: 'error', kind: error.kind, message: error.message })
-      }
+      Object.assign(view, { status: 'error', kind: error.kind, message: error.message })
       break
     }
     case 'refused': {
+      if (result.isSkipped()) {
+        Object.assign(view, { status: 'refused', code: 'skipped', message: result.skipReason()! })
+        break
+      }
       const refusal = result.refusal()!
       Object.assign(view, { status: 'refused', code: refusal.code ?? 'refused', message: refusal.message })
       if (view.code === 'skipped') view.disposition = 'refused'
@@ -210,19 +207,15 @@ export function viewOf(result: ToolResult, callId: string | undefined): CallResu
       if (typeof rev === 'number' && Number.isFinite(rev)) view.rev = rev
       break
     }
-    case 'skipped':
-      Object.assign(view, { status: 'refused', code: 'skipped', message: result.skipReason()! })
-      break
-    case 'pending': {
+    case 'needs_confirmation': {
       const request = result.pendingRequest()!
-      if (request.kind === 'confirmation') {
-        Object.assign(view, { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? request.prompt ?? result.text() })
-        if (request.changes !== undefined) view.changes = request.changes
-      } else {
-        Object.assign(view, { status: 'pending', request })
-      }
+      Object.assign(view, { status: 'needs_confirmation', confirmId: request.id, summary: request.summary ?? request.prompt ?? result.text() })
+      if (request.changes !== undefined) view.changes = request.changes
       break
     }
+    case 'pending':
+      Object.assign(view, { status: 'pending', request: result.pendingRequest()! })
+      break
   }
   if (result.isUntrusted()) view.untrusted = true
   const parts = result.parts()

@@ -4,6 +4,7 @@
  */
 import type { ToolResult } from '../core/result.js'
 import type { StatusName, ToolErrorKind } from '../core/types.js'
+import { statusNameOf } from '../core/status.js'
 
 /** One settled call, for logs and audit. Serialize with `JSON.stringify` to get the canonical bytes. */
 export interface CallRecord {
@@ -32,7 +33,7 @@ export function callRecord(
   attempt: number,
   undoAvailable: boolean,
 ): CallRecord {
-  const record: Record<string, unknown> = { call_id: callId, tool, status: result.statusName() }
+  const record: Record<string, unknown> = { call_id: callId, tool, status: statusNameOf(result.disposition()) }
   const error = result.error()
   if (error !== undefined) record.error_kind = error.kind
   const code = result.refusal()?.code

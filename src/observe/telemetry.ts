@@ -7,6 +7,9 @@
 import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
+import { errorTypeOf } from '../core/status.js'
+
+export { errorTypeOf }
 
 type OtelApi = typeof import('@opentelemetry/api')
 type Span = import('@opentelemetry/api').Span
@@ -28,20 +31,6 @@ export interface TelemetryOptions {
   readonly tracing?: boolean
   /** Record arguments and results on spans, sensitive fields redacted (default false). */
   readonly recordContent?: boolean
-}
-
-/** The `error.type` of a non-success outcome: the error kind, or `denied`, `skipped`, `pending`. */
-export function errorTypeOf(result: ToolResult): string | undefined {
-  switch (result.disposition()) {
-    case 'success':
-      return undefined
-    case 'error':
-      return result.error()!.kind
-    case 'refused':
-      return 'denied'
-    default:
-      return result.disposition()
-  }
 }
 
 /** Starts and ends the span of each call. */

@@ -2,7 +2,7 @@
  * Gemini adapter: a `functionResponse` part with `response: { output }` or
  * `response: { error }` and media inside `functionResponse.parts`.
  */
-import { baseMime, renderParts, sourceOf, wireText, type ResultLike } from './model.js'
+import { baseMime, GEMINI_FUNCTION_RESPONSE_MIME_TYPES, renderParts, sourceOf, wireText, type ResultLike } from './model.js'
 import type { ContentPart } from '../core/types.js'
 
 /** One media part inside a `functionResponse`: inline bytes or a file URI. */
@@ -31,14 +31,7 @@ export interface GeminiOptions {
   readonly id?: string
 }
 
-/** MIME types Gemini documents for multimodal function responses. */
-export const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: readonly string[] = Object.freeze([
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'application/pdf',
-  'text/plain',
-])
+export { GEMINI_FUNCTION_RESPONSE_MIME_TYPES }
 
 const SUPPORTED = new Set(GEMINI_FUNCTION_RESPONSE_MIME_TYPES)
 

@@ -2,11 +2,10 @@
  * MCP adapter: a `CallToolResult` with text, image, audio, embedded-resource and
  * resource-link content, `structuredContent` for structured output and `isError`.
  */
-import { sourceOf, wireText, type ResultLike } from './model.js'
+import { MCP_UNTRUSTED_META_KEY, sourceOf, wireText, type ResultLike } from './model.js'
 import type { ContentPart, JsonValue } from '../core/types.js'
 
-/** The `_meta` key toolwire sets (to `true`) on an untrusted result and each of its content items. */
-export const MCP_UNTRUSTED_META_KEY = 'toolwire/untrusted'
+export { MCP_UNTRUSTED_META_KEY }
 
 /** `_meta` of an MCP item. */
 export type McpMeta = { readonly [key: string]: JsonValue }

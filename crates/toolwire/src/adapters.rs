@@ -26,7 +26,11 @@ use crate::{ContentPart, PartKind, ToolResult};
 pub const MCP_UNTRUSTED_META_KEY: &str = "toolwire/untrusted";
 
 /// Image formats OpenAI (Chat and Responses) and Anthropic accept.
-const WEB_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+///
+/// ```
+/// assert!(toolwire::adapters::WEB_IMAGES.contains(&"image/webp"));
+/// ```
+pub const WEB_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 /// MIME types Gemini documents for multimodal function responses.
 pub const GEMINI_FUNCTION_RESPONSE_MIME_TYPES: [&str; 5] = [
     "image/png",

@@ -1,0 +1,132 @@
+/**
+ * Every text a model or an application reads that toolwire writes itself (pending,
+ * refusal and error texts), defined once. The Rust core writes the same texts where it
+ * builds results (`PendingRequest`'s default output, `model::pending_text`); the shared
+ * vectors and test/differential.test.ts hold the two to the same bytes.
+ */
+import type { PendingKind } from './types.js'
+
+/** What the pending texts read of a request: never its `url`, `id` or `changes` (they may carry secrets). */
+export interface PendingTextSource {
+  readonly kind: PendingKind
+  readonly prompt?: string
+  readonly summary?: string
+}
+
+/**
+ * The output text a pending result gets when it is made (`ToolResult.pending`, the
+ * `pending()` helper; the core's `ToolResult::pending`): `Waiting for <kind>` and the
+ * summary or prompt. It is stored in the wire document's `output.text`.
+ */
+export function pendingOutputText(request: PendingTextSource): string {
+  const detail = request.summary ?? request.prompt
+  return detail === undefined ? `Waiting for ${request.kind}` : `Waiting for ${request.kind}: ${detail}`
+}
+
+/**
+ * What a model reads of a pending call (the core's `model::pending_text`): the kind, said
+ * so a model knows what to tell the user, and the summary or prompt; without either, that
+ * the call has not run yet.
+ */
+export function pendingModelText(request: PendingTextSource): string {
+  const detail = request.summary ?? request.prompt
+  const what = request.kind === 'authorization' ? 'authorization (the user must sign in)' : request.kind
+  return detail === undefined ? `Waiting for ${what}; the call has not run yet.` : `Waiting for ${what}: ${detail}`
+}
+
+/** The output text of a skipped call. */
+export function skippedText(reason: string): string {
+  return `Skipped: ${reason}`
+}
+
+/** The text of a call stopped by an operator, a signal or a policy. */
+export function cancelledText(by: string): string {
+  return `The call was cancelled (${by})`
+}
+
+/** The text of an `invalid_args` error with `issues`: `Invalid arguments: <path or (root)>: <message>; …`. */
+export function invalidText(issues: readonly { readonly path: string; readonly message: string }[]): string {
+  return `Invalid arguments: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
+}
+
+/** The message a model and an application see when a tool throws. Details go to `error` events. */
+export const TOOL_FAILED_MESSAGE = 'The tool failed.'
+
+/** The message of a thrown error that names its kind (other than `other`). */
+export function toolFailedText(kind: string): string {
+  return kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`
+}
+
+/** The message when an undo handler fails. */
+export const UNDO_FAILED_MESSAGE = 'The undo failed.'
+
+/** The issue message of an argument text or value nested deeper than `limit` levels. */
+export function nestsDeeperText(limit: number): string {
+  return `nests deeper than ${limit} levels`
+}
+
+/** The issue message of argument text that is not JSON (`position` only: the parser's message may quote a secret). */
+export function notJsonArgsText(position: string | undefined): string {
+  return position === undefined ? 'The arguments are not valid JSON' : `The arguments are not valid JSON (at position ${position})`
+}
+
+/** The issue message of arguments given as something other than text. */
+export function argsNotTextText(type: string): string {
+  return `The arguments must be JSON text, not ${type}`
+}
+
+/** Refusal messages, each with the code the runtime gives it. */
+export const REFUSALS = Object.freeze({
+  permissionDenied: Object.freeze({ code: 'permission_denied', message: 'Permission denied' }),
+  permissionCheckFailed: Object.freeze({ code: 'permission_denied', message: 'The permission check failed' }),
+  confirmationDenied: Object.freeze({ code: 'confirmation_denied', message: 'The user denied this call' }),
+  undoUnavailable: Object.freeze({ code: 'undo_unavailable', message: 'There is nothing to undo for this call' }),
+  invalidCall: Object.freeze({ code: 'invalid_call', message: 'This call could not be read' }),
+  invalidDecision: Object.freeze({ code: 'invalid_decision', message: 'The decision could not be read' }),
+  toolNameNotString: Object.freeze({ code: 'unknown_tool', message: 'The tool name must be a string' }),
+})
+
+/** `unknown_tool`: the name as quoted (clip it first). */
+export function unknownToolText(quotedName: string): string {
+  return `No tool named ${JSON.stringify(quotedName)} is registered`
+}
+
+/** `invalid_options`: which option could not be read. */
+export function invalidOptionsText(what: string): string {
+  return `The call options could not be read: ${what}`
+}
+
+/** `circuit_open`. */
+export function circuitOpenText(tool: string): string {
+  return `Tool "${tool}" is failing; its circuit breaker is open`
+}
+
+/** `concurrency_limit`. */
+export function concurrencyLimitText(tool: string): string {
+  return `Tool "${tool}" is at its concurrency limit and its queue is full`
+}
+
+/** `duplicate_call_id`. */
+export function duplicateCallIdText(callId: string): string {
+  return `A call with id ${JSON.stringify(callId)} is already in flight`
+}
+
+/** `resume_unavailable`. */
+export function resumeUnavailableText(tool: string): string {
+  return `Tool "${tool}" has no resume handler`
+}
+
+/** `confirmation_unknown` / `unknown_request`: `what` is `confirmation` or `request`. */
+export function noPendingText(what: string): string {
+  return `No pending ${what} with this id`
+}
+
+/** `confirmation_used` / `request_used`. */
+export function alreadyAnsweredText(what: string): string {
+  return `This ${what} was already answered`
+}
+
+/** `confirmation_expired` / `request_expired`. */
+export function expiredText(what: string): string {
+  return `This ${what} has expired`
+}
