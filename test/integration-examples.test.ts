@@ -1,0 +1,48 @@
+// The framework examples run as written (built package, through its own name, against scripted
+// fake models), and the root entry loads no framework.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt } from './fixtures/mcp/helpers.js'
+
+const root = join(import.meta.dirname, '..')
+const run = (file: string): string => execFileSync(process.execPath, [join(root, 'examples', file)], { cwd: root, encoding: 'utf8' })
+const FRAMEWORKS = ['ai', '@ai-sdk/provider-utils', '@openai/agents', '@openai/agents-core', '@langchain/core']
+
+/** The bare package names a built module imports, following its relative imports (chunks). */
+function importsOf(file: string, seen = new Set<string>()): Set<string> {
+  const packages = new Set<string>()
+  if (seen.has(file)) return packages
+  seen.add(file)
+  const text = readFileSync(file, 'utf8')
+  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
+    const spec = m[1]!
+    if (spec.startsWith('.')) for (const p of importsOf(join(dirname(file), spec), seen)) packages.add(p)
+    else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+  }
+  return packages
+}
+
+describe('framework integration examples', () => {
+  beforeAll(() => ensureBuilt(), 300_000)
+
+  it('the root entry and toolwire/adapters load no framework', () => {
+    for (const entry of ['index.js', 'adapters.js']) {
+      const loaded = importsOf(join(root, 'dist', entry))
+      for (const framework of FRAMEWORKS) expect(loaded.has(framework), `${entry} loads ${framework}`).toBe(false)
+    }
+  })
+
+  it('each integration entry loads its own framework only', () => {
+    expect([...importsOf(join(root, 'dist', 'ai-sdk.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['ai'])
+  })
+
+  it('ai-sdk.mjs', () => {
+    const out = run('ai-sdk.mjs')
+    expect(out).toContain('<untrusted-content>\\nBuy milk.')
+    expect(out).toContain('bad call: tool-error invalid - Invalid arguments: /path: must be string')
+    expect(out).toContain('approve? Delete notes.txt')
+    expect(out).toContain('ai-sdk example ok')
+  })
+})
