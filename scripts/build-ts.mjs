@@ -14,6 +14,7 @@ export const ENTRIES = {
   adapters: 'src/render/index.ts',
   mcp: 'src/mcp/index.ts',
   demo: 'src/demo/index.ts',
+  providers: 'src/integrations/providers/index.ts',
   'ai-sdk': 'src/integrations/ai-sdk.ts',
   cli: 'src/cli.ts',
 }

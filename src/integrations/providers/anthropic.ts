@@ -1,0 +1,49 @@
+/** Anthropic runner: the `tool_use` blocks of a message's `content`, run through `tm.callMany`. */
+import { toAnthropic, type AnthropicToolResultBlock } from '../../render/anthropic.js'
+import { field, idOf, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import type { CallResult } from '../../core/view.js'
+
+/** A `tool_use` content block (the SDK's `ToolUseBlock`). */
+export interface AnthropicToolUseLike {
+  readonly type: string
+  readonly id?: unknown
+  readonly name?: unknown
+  readonly input?: unknown
+}
+
+/** An Anthropic message (the SDK's `Message`), or its `content` array. */
+export type AnthropicCallsLike = { readonly content: readonly AnthropicToolUseLike[] } | readonly AnthropicToolUseLike[]
+
+/** The user message `runAnthropic` returns: every `tool_result` block, in the order of the `tool_use` blocks. */
+export interface AnthropicToolResultMessage {
+  readonly role: 'user'
+  readonly content: AnthropicToolResultBlock[]
+  /** The application view of each call, in the same order (not enumerable: not sent). */
+  readonly results: readonly CallResult[]
+}
+
+/**
+ * Runs the `tool_use` blocks of an Anthropic message with `tm.callMany` (each call's id is
+ * the block's id) and returns the `user` message answering them: one `tool_result` block
+ * per `tool_use`, in order, media inside each block (Anthropic wants every result first in
+ * the next user message; append your own text blocks after them). Other blocks (text,
+ * thinking, server tools) are left alone. An `input` given as JSON text (a streamed
+ * `partial_json` put together) is parsed; text that is not valid JSON gives the model an
+ * `invalid` result; nothing throws.
+ *
+ * @example
+ * messages.push({ role: 'assistant', content: message.content }, await runAnthropic(tm, message))
+ */
+export async function runAnthropic(tm: ToolRunner, message: AnthropicCallsLike, options?: RunToolCallsOptions): Promise<AnthropicToolResultMessage> {
+  const list = Array.isArray(message) ? message : listOf(field(message, 'content'))
+  const calls: { call: ProviderCall; id: string }[] = []
+  for (const block of list) {
+    if (field(block, 'type') !== 'tool_use') continue
+    const id = idOf(field(block, 'id')) ?? ''
+    const input = field(block, 'input')
+    calls.push({ id, call: { id, name: field(block, 'name'), args: typeof input === 'string' ? { text: input } : { value: input } } })
+  }
+  const results = await runCalls(tm, calls.map((c) => c.call), options)
+  const reply = { role: 'user' as const, content: results.map((result, i) => toAnthropic(result, { toolUseId: calls[i]!.id })) }
+  return Object.defineProperty(reply, 'results', { value: results, enumerable: false }) as AnthropicToolResultMessage
+}

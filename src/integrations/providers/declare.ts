@@ -1,0 +1,177 @@
+/**
+ * Declaration helpers: toolwire's tools (`tm.manifest()`) as each provider's tool
+ * definitions. Gemini accepts only a subset of JSON Schema, so its schemas are converted.
+ */
+import type { ToolManager } from '../../runtime/manager.js'
+import type { JsonSchema, ToolManifestEntry } from '../../runtime/tool.js'
+
+/** The part of a `ToolManager` a declaration helper uses. */
+export type ToolDeclarer = Pick<ToolManager, 'manifest'>
+
+/** A JSON Schema object as a provider receives it. */
+export type JsonSchemaObject = { [key: string]: unknown }
+
+/** A Chat Completions function tool (the SDK's `ChatCompletionFunctionTool`). */
+export interface OpenAIChatTool {
+  readonly type: 'function'
+  readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchemaObject }
+}
+
+/** A Responses API function tool (the SDK's `FunctionTool`). */
+export interface OpenAIResponsesTool {
+  readonly type: 'function'
+  readonly name: string
+  readonly description?: string
+  readonly parameters: JsonSchemaObject
+  readonly strict: false
+}
+
+/** An Anthropic client tool (the SDK's `Tool`). */
+export interface AnthropicTool {
+  readonly name: string
+  readonly description?: string
+  readonly input_schema: { type: 'object'; [key: string]: unknown }
+}
+
+/** A Gemini function declaration (the SDK's `FunctionDeclaration`), its schema in `parametersJsonSchema`. */
+export interface GeminiFunctionDeclaration {
+  readonly name: string
+  readonly description?: string
+  readonly parametersJsonSchema: JsonSchemaObject
+}
+
+/** A Gemini tool (the SDK's `Tool`) holding the function declarations. */
+export interface GeminiTool {
+  readonly functionDeclarations: GeminiFunctionDeclaration[]
+}
+
+/** The tool's input schema as an object schema (providers want `type: "object"` at the root); `$schema` left out. */
+function objectSchema(schema: JsonSchema): JsonSchemaObject {
+  if (typeof schema === 'boolean') return { type: 'object' }
+  const { $schema: _drop, ...rest } = schema as JsonSchemaObject
+  return rest.type === undefined ? { type: 'object', ...rest } : rest
+}
+
+function described(entry: ToolManifestEntry): { readonly description?: string } {
+  return entry.description === undefined ? {} : { description: entry.description }
+}
+
+/** The tools as Chat Completions `tools`. */
+export function openAIChatTools(tm: ToolDeclarer): OpenAIChatTool[] {
+  return tm.manifest().map((e) => ({ type: 'function', function: { name: e.name, ...described(e), parameters: objectSchema(e.inputSchema) } }))
+}
+
+/** The tools as Responses API `tools` (not strict: toolwire validates every call). */
+export function openAIResponsesTools(tm: ToolDeclarer): OpenAIResponsesTool[] {
+  return tm.manifest().map((e) => ({ type: 'function', name: e.name, ...described(e), parameters: objectSchema(e.inputSchema), strict: false }))
+}
+
+/** The tools as Anthropic `tools`. */
+export function anthropicTools(tm: ToolDeclarer): AnthropicTool[] {
+  return tm.manifest().map((e) => ({ name: e.name, ...described(e), input_schema: objectSchema(e.inputSchema) as AnthropicTool['input_schema'] }))
+}
+
+/**
+ * The tools as Gemini `tools` (one tool holding every function declaration), each schema
+ * converted to the subset Gemini accepts (`toGeminiSchema`).
+ */
+export function geminiTools(tm: ToolDeclarer): GeminiTool[] {
+  const functionDeclarations = tm.manifest().map((e) => ({ name: e.name, ...described(e), parametersJsonSchema: toGeminiSchema(e.inputSchema) }))
+  return [{ functionDeclarations }]
+}
+
+/** Keywords Gemini reads in a function's JSON Schema; every other keyword is left out. */
+const GEMINI_KEYWORDS = new Set([
+  'type', 'title', 'description', 'enum', 'format', 'nullable', 'default',
+  'minimum', 'maximum', 'minLength', 'maxLength', 'pattern',
+  'items', 'prefixItems', 'minItems', 'maxItems',
+  'properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties', 'propertyOrdering',
+  'anyOf',
+])
+
+/** How many `$ref`s deep a recursive schema is inlined before the rest is left open. */
+const MAX_REF_DEPTH = 8
+
+/**
+ * A JSON Schema converted to the subset Gemini accepts, for its `parametersJsonSchema`:
+ * local `$ref`s inlined (recursion cut after 8 levels, the rest left open), `oneOf` as
+ * `anyOf`, an `allOf` of object schemas merged, `const` as a one-value `enum`,
+ * `exclusiveMinimum`/`exclusiveMaximum` as `minimum`/`maximum`, a type list with `"null"`
+ * as `nullable`, and keywords Gemini does not read (`not`, `if`, `patternProperties`,
+ * `uniqueItems`, `$defs`, ...) left out. The result only ever loosens what the model is
+ * told: toolwire still validates every call against the tool's own schema.
+ */
+export function toGeminiSchema(schema: JsonSchema): JsonSchemaObject {
+  const root = typeof schema === 'boolean' ? {} : (schema as JsonSchemaObject)
+  const converted = convert(root, root, 0, 0)
+  return converted.type === undefined && converted.anyOf === undefined ? { type: 'object', ...converted } : converted
+}
+
+function resolveRef(root: JsonSchemaObject, ref: string): unknown {
+  if (ref === '#') return root
+  if (!ref.startsWith('#/')) return undefined
+  let node: unknown = root
+  for (const raw of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined
+    node = (node as Record<string, unknown>)[key]
+  }
+  return node
+}
+
+function convert(node: unknown, root: JsonSchemaObject, refs: number, depth: number): JsonSchemaObject {
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || depth > 64) return {}
+  const s = node as JsonSchemaObject
+  if (typeof s.$ref !== 'string') return pick(s, root, refs, depth)
+  // a local reference inlined (its sibling keywords apply too); one too deep or not local is left open
+  const target = refs < MAX_REF_DEPTH ? resolveRef(root, s.$ref) : undefined
+  const { $ref: _ref, ...siblings } = s
+  return { ...convert(target, root, refs + 1, depth + 1), ...pick(siblings, root, refs, depth) }
+}
+
+function pick(s: JsonSchemaObject, root: JsonSchemaObject, refs: number, depth: number): JsonSchemaObject {
+  const sub = (v: unknown): JsonSchemaObject => convert(v, root, refs, depth + 1)
+  const out: JsonSchemaObject = {}
+  for (const [key, value] of Object.entries(s)) {
+    if (key === 'oneOf' || key === 'anyOf') {
+      if (Array.isArray(value)) out.anyOf = value.map(sub)
+    } else if (key === 'const') {
+      out.enum = [value]
+    } else if (key === 'exclusiveMinimum' && typeof value === 'number') {
+      out.minimum = value
+    } else if (key === 'exclusiveMaximum' && typeof value === 'number') {
+      out.maximum = value
+    } else if (key === 'type' && Array.isArray(value)) {
+      const types = value.filter((t) => t !== 'null')
+      if (types.length < value.length) out.nullable = true
+      if (types.length === 1) out.type = types[0]
+      else if (types.length > 1) out.anyOf = types.map((type) => ({ type }))
+    } else if (key === 'properties' && typeof value === 'object' && value !== null) {
+      out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, sub(v)]))
+    } else if (key === 'items' || key === 'additionalProperties') {
+      if (typeof value === 'boolean') out[key] = value
+      else if (Array.isArray(value)) out.prefixItems = value.map(sub) // draft-07 tuple
+      else if (typeof value === 'object' && value !== null) out[key] = sub(value)
+    } else if (key === 'prefixItems' && Array.isArray(value)) {
+      out.prefixItems = value.map(sub)
+    } else if (GEMINI_KEYWORDS.has(key) && key !== 'prefixItems') {
+      out[key] = value
+    }
+  }
+  if (!Array.isArray(s.allOf)) return out
+  let all: JsonSchemaObject = out
+  for (const part of s.allOf) all = merge(all, sub(part))
+  return all
+}
+
+/** Two converted schemas as one (an `allOf` of objects): properties and `required` joined, the rest first wins. */
+function merge(a: JsonSchemaObject, b: JsonSchemaObject): JsonSchemaObject {
+  const out: JsonSchemaObject = { ...b, ...a }
+  if (a.properties !== undefined || b.properties !== undefined) {
+    out.properties = { ...(b.properties as object | undefined), ...(a.properties as object | undefined) }
+  }
+  if (Array.isArray(a.required) || Array.isArray(b.required)) {
+    out.required = [...new Set([...((a.required as unknown[]) ?? []), ...((b.required as unknown[]) ?? [])])]
+  }
+  return out
+}

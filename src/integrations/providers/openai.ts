@@ -1,0 +1,106 @@
+/**
+ * OpenAI runners: the `tool_calls` of a Chat Completions assistant message, and the
+ * `function_call` items of a Responses API output, run through `tm.callMany`.
+ */
+import { toOpenAIChat, toOpenAIResponses } from '../../render/openai.js'
+import type {
+  OpenAIChatToolMessage,
+  OpenAIChatUserMessage,
+  OpenAIChatUserPart,
+  OpenAIResponsesFunctionCallOutput,
+} from '../../render/openai.js'
+import { field, idOf, listOf, runCalls, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
+
+/** A Chat Completions function tool call, as the SDK's `ChatCompletionMessageToolCall` has it. */
+export interface OpenAIChatToolCallLike {
+  readonly id: string
+  readonly type: string
+  readonly function?: { readonly name: string; readonly arguments: string }
+}
+
+/** A Chat Completions assistant message (the SDK's `ChatCompletionMessage`), or just its tool calls. */
+export type OpenAIChatCallsLike = { readonly tool_calls?: readonly OpenAIChatToolCallLike[] | null } | readonly OpenAIChatToolCallLike[]
+
+/** A message `runOpenAIChat` returns: tool messages, then at most one user message with media. */
+export type OpenAIChatRunMessage = OpenAIChatToolMessage | OpenAIChatUserMessage
+
+/**
+ * Runs the function tool calls of a Chat Completions assistant message with `tm.callMany`
+ * (each call's id is the tool call's id) and returns the messages that answer them: one
+ * `role: "tool"` message per call, in the calls' order, then (only when some result has
+ * media Chat can carry) ONE `user` message with every result's media, each introduced by
+ * its tool call id. OpenAI rejects a user message between tool messages, so media never
+ * come between them.
+ *
+ * Arguments that are not valid JSON give the model an `invalid` result; nothing throws.
+ * A `custom` tool call (free-text input) is not toolwire's and is left for the app to answer.
+ *
+ * @example
+ * const message = completion.choices[0].message
+ * messages.push(message, ...(await runOpenAIChat(tm, message)))
+ */
+export async function runOpenAIChat(
+  tm: ToolRunner,
+  message: OpenAIChatCallsLike,
+  options?: RunToolCallsOptions,
+): Promise<ProviderMessages<OpenAIChatRunMessage>> {
+  const list = Array.isArray(message) ? message : listOf(field(message, 'tool_calls'))
+  const calls: { call: ProviderCall; id: string }[] = []
+  for (const item of list) {
+    const fn = field(item, 'function')
+    if (field(item, 'type') !== 'function' || fn === undefined) continue
+    const id = idOf(field(item, 'id')) ?? ''
+    calls.push({ id, call: { id, name: field(fn, 'name'), args: { text: field(fn, 'arguments') } } })
+  }
+  const results = await runCalls(tm, calls.map((c) => c.call), options)
+  const tools: OpenAIChatRunMessage[] = []
+  const media: OpenAIChatUserPart[] = []
+  results.forEach((result, i) => {
+    for (const m of toOpenAIChat(result, { toolCallId: calls[i]!.id })) {
+      if (m.role === 'tool') tools.push(m)
+      else media.push(...m.content)
+    }
+  })
+  if (media.length > 0) tools.push({ role: 'user', content: media })
+  return withResults(tools, results)
+}
+
+/** A Responses API `function_call` output item (the SDK's `ResponseFunctionToolCall`). */
+export interface OpenAIResponsesFunctionCallLike {
+  readonly type: string
+  readonly call_id?: unknown
+  readonly name?: unknown
+  readonly arguments?: unknown
+}
+
+/** A Responses API response (its `output`), or its output items. */
+export type OpenAIResponsesCallsLike = { readonly output?: readonly OpenAIResponsesFunctionCallLike[] } | readonly OpenAIResponsesFunctionCallLike[]
+
+/**
+ * Runs the `function_call` items of a Responses API output with `tm.callMany` (each call's
+ * id is its `call_id`) and returns one `function_call_output` input item per call, in the
+ * calls' order, media inside each output. Other output items (messages, reasoning, built-in
+ * tools' calls) are left alone. Arguments that are not valid JSON give the model an
+ * `invalid` result; nothing throws.
+ *
+ * @example
+ * input.push(...response.output, ...(await runOpenAIResponses(tm, response)))
+ */
+export async function runOpenAIResponses(
+  tm: ToolRunner,
+  response: OpenAIResponsesCallsLike,
+  options?: RunToolCallsOptions,
+): Promise<ProviderMessages<OpenAIResponsesFunctionCallOutput>> {
+  const list = Array.isArray(response) ? response : listOf(field(response, 'output'))
+  const calls: { call: ProviderCall; id: string }[] = []
+  for (const item of list) {
+    if (field(item, 'type') !== 'function_call') continue
+    const id = idOf(field(item, 'call_id')) ?? ''
+    calls.push({ id, call: { id, name: field(item, 'name'), args: { text: field(item, 'arguments') } } })
+  }
+  const results = await runCalls(tm, calls.map((c) => c.call), options)
+  return withResults(
+    results.map((result, i) => toOpenAIResponses(result, { callId: calls[i]!.id })),
+    results,
+  )
+}

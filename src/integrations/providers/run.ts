@@ -1,0 +1,75 @@
+/**
+ * What every provider runner shares: one batch of tool calls run through `tm.callMany`,
+ * each with the provider's call id, and the options every call gets.
+ */
+import type { BatchCall, ToolManager } from '../../runtime/manager.js'
+import type { CallOptions } from '../../runtime/tool.js'
+import type { CallResult } from '../../core/view.js'
+
+/** The part of a `ToolManager` a runner uses. */
+export type ToolRunner = Pick<ToolManager, 'callMany'>
+
+/** Options of a provider runner. */
+export interface RunToolCallsOptions {
+  /** Cancels every call of the batch (each call settles `cancelled`). */
+  readonly signal?: AbortSignal
+  /** A timeout for each call of the batch. */
+  readonly timeoutMs?: number
+}
+
+/**
+ * What a runner returns: the provider's messages, in an order the provider accepts, and
+ * (not enumerable, so spreading or serializing the list leaves it out) the application
+ * view of each call, in the order of the provider's calls.
+ */
+export type ProviderMessages<T> = T[] & { readonly results: readonly CallResult[] }
+
+/** One call a provider asked for: its id (when it gave one), the tool's name, and JSON text or an object. */
+export interface ProviderCall {
+  readonly id: string | undefined
+  readonly name: unknown
+  /** JSON text (as OpenAI sends arguments) or an already parsed value (Anthropic, Gemini). */
+  readonly args: { readonly text: unknown } | { readonly value: unknown }
+}
+
+/** Runs the calls in one `tm.callMany` batch, the provider's id as each call's id. Never rejects. */
+export function runCalls(tm: ToolRunner, calls: readonly ProviderCall[], options: RunToolCallsOptions = {}): Promise<readonly CallResult[]> {
+  const batch: BatchCall[] = calls.map((c) => {
+    const callOptions: CallOptions = {
+      ...(c.id === undefined || c.id === '' ? {} : { callId: c.id }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    }
+    const name = c.name as string
+    // arguments that are not text go through callMany's own check: invalid JSON text is an `invalid` result
+    return 'text' in c.args
+      ? { name, args: c.args.text as string, options: callOptions }
+      : { name, input: c.args.value, options: callOptions }
+  })
+  return tm.callMany(batch)
+}
+
+/** `messages` with the views attached as a non-enumerable `results`. */
+export function withResults<T>(messages: T[], results: readonly CallResult[]): ProviderMessages<T> {
+  return Object.defineProperty(messages, 'results', { value: results, enumerable: false }) as ProviderMessages<T>
+}
+
+/** A value's own field, `undefined` when it is not an object or reading it throws. */
+export function field(value: unknown, key: string): unknown {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined
+  try {
+    return (value as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
+}
+
+/** The items of a list, `[]` for anything that is not an array. */
+export function listOf(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+/** A string id, or `undefined`. */
+export function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined
+}

@@ -1,0 +1,291 @@
+// Provider runners and declaration helpers: each provider's tool calls run through tm.callMany
+// and come back as that provider's messages, type-checked against the providers' SDK types.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type Anthropic from '@anthropic-ai/sdk'
+import type { Content, GenerateContentResponse, Tool as GeminiSdkTool } from '@google/genai'
+import type { ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
+import type { FunctionTool, Response, ResponseInputItem } from 'openai/resources/responses/responses'
+import {
+  anthropicTools,
+  geminiTools,
+  openAIChatTools,
+  openAIResponsesTools,
+  runAnthropic,
+  runGemini,
+  runOpenAIChat,
+  runOpenAIResponses,
+  toGeminiSchema,
+  type AnthropicCallsLike,
+  type AnthropicTool,
+  type GeminiCallsLike,
+  type GeminiTool,
+  type OpenAIChatCallsLike,
+  type OpenAIChatRunMessage,
+  type OpenAIChatTool,
+  type OpenAIResponsesCallsLike,
+  type OpenAIResponsesTool,
+} from '../src/integrations/providers/index.js'
+import { ToolManager } from '../src/runtime/manager.js'
+import { ToolResult } from '../src/core/result.js'
+import type { ContentPart } from '../src/core/types.js'
+import { ensureBuilt } from './fixtures/mcp/helpers.js'
+
+// ---- compile-time checks: the SDKs' own values go in, and what comes out is the SDKs' own ----
+type Assert<T extends true> = T
+type Assignable<A, B> = [A] extends [B] ? true : false
+export type _ChatIn = Assert<Assignable<ChatCompletionMessage, OpenAIChatCallsLike>>
+export type _ChatOut = Assert<Assignable<OpenAIChatRunMessage, ChatCompletionMessageParam>>
+export type _ResponsesIn = Assert<Assignable<Response, OpenAIResponsesCallsLike>>
+export type _ResponsesItemsIn = Assert<Assignable<Response['output'], OpenAIResponsesCallsLike>>
+export type _AnthropicIn = Assert<Assignable<Anthropic.Message, AnthropicCallsLike>>
+export type _AnthropicContentIn = Assert<Assignable<Anthropic.Message['content'], AnthropicCallsLike>>
+export type _GeminiIn = Assert<Assignable<GenerateContentResponse, GeminiCallsLike>>
+export type _GeminiContentIn = Assert<Assignable<Content, GeminiCallsLike>>
+export type _ChatTool = Assert<Assignable<OpenAIChatTool, ChatCompletionTool>>
+export type _ResponsesTool = Assert<Assignable<OpenAIResponsesTool, FunctionTool>>
+export type _AnthropicTool = Assert<Assignable<AnthropicTool, Anthropic.Tool>>
+export type _GeminiTool = Assert<Assignable<GeminiTool, GeminiSdkTool>>
+
+const png = readFileSync(join(import.meta.dirname, 'fixtures', 'pixel.png')).toString('base64')
+const image: ContentPart = { type: 'image', mimeType: 'image/png', data: png }
+
+function manager(): ToolManager {
+  const tm = new ToolManager()
+  tm.register({
+    name: 'chart',
+    description: 'Draw a chart',
+    inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+    run: (input: { title: string }) => ToolResult.success({ text: `chart ${input.title}`, parts: [image] }),
+  })
+  tm.register({
+    name: 'add',
+    inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+    run: ({ a, b }: { a: number; b: number }) => ({ sum: a + b }),
+  })
+  tm.register({
+    name: 'wait',
+    inputSchema: { type: 'object' },
+    run: (_input, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+  })
+  return tm
+}
+
+describe('runOpenAIChat', () => {
+  it('answers every tool call with a tool message, then one user message with the media: never tool, user, tool', async () => {
+    const tm = manager()
+    const message: ChatCompletionMessage = {
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'chart', arguments: '{"title":"sales"}' } },
+        { id: 'call_2', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } },
+        { id: 'call_3', type: 'function', function: { name: 'chart', arguments: '{"title":"costs"}' } },
+      ],
+    }
+    const out = await runOpenAIChat(tm, message)
+    const typed: ChatCompletionMessageParam[] = out
+    expect(typed.map((m) => m.role)).toEqual(['tool', 'tool', 'tool', 'user'])
+    expect(out.slice(0, 3).map((m) => (m.role === 'tool' ? m.tool_call_id : ''))).toEqual(['call_1', 'call_2', 'call_3'])
+    expect(out[1]).toEqual({ role: 'tool', tool_call_id: 'call_2', content: '{"sum":3}' })
+    const user = out[3]!
+    if (user.role !== 'user') throw new Error('expected the user message last')
+    expect(user.content.filter((p) => p.type === 'image_url')).toHaveLength(2)
+    expect(user.content.filter((p) => p.type === 'text').map((p) => (p.type === 'text' ? p.text : ''))).toEqual([
+      'Attachments returned by tool call call_1.',
+      'Attachments returned by tool call call_3.',
+    ])
+    // the application views ride along, out of the messages
+    expect(out.results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok'])
+    expect(out.results.map((r) => r.callId)).toEqual(['call_1', 'call_2', 'call_3'])
+    expect(JSON.parse(JSON.stringify(out))).toHaveLength(4)
+  })
+
+  it('arguments that are not valid JSON give the model an invalid result, never a throw', async () => {
+    const tm = manager()
+    const out = await runOpenAIChat(tm, [
+      { id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":1,' } },
+      { id: 'call_2', type: 'function', function: { name: 'add', arguments: '{"a":"x","b":2}' } },
+      { id: 'call_3', type: 'function', function: { name: 'nope', arguments: '{}' } },
+    ])
+    expect(out.results.map((r) => r.status)).toEqual(['invalid', 'invalid', 'refused'])
+    expect(out[0]).toMatchObject({ role: 'tool', tool_call_id: 'call_1' })
+    expect((out[0] as { content: string }).content).toMatch(/^Error: .*not valid JSON/)
+    expect((out[2] as { content: string }).content).toMatch(/^Refused: /)
+  })
+
+  it('a custom tool call is left for the app; a message without tool calls gives no messages', async () => {
+    const tm = manager()
+    const out = await runOpenAIChat(tm, { tool_calls: [{ id: 'c', type: 'custom' }] })
+    expect(out).toEqual([])
+    expect(await runOpenAIChat(tm, { tool_calls: null })).toEqual([])
+  })
+
+  it('the signal cancels the batch', async () => {
+    const tm = manager()
+    const controller = new AbortController()
+    const running = runOpenAIChat(tm, [{ id: 'call_w', type: 'function', function: { name: 'wait', arguments: '{}' } }], { signal: controller.signal })
+    controller.abort()
+    const out = await running
+    expect(out.results[0]).toMatchObject({ status: 'cancelled', by: 'signal', callId: 'call_w' })
+  })
+})
+
+describe('runOpenAIResponses', () => {
+  it('answers each function_call with a function_call_output, media inside it', async () => {
+    const tm = manager()
+    const output = [
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'chart', arguments: '{"title":"t"}', status: 'completed' },
+      { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'add', arguments: 'not json' },
+    ] as Response['output']
+    const out = await runOpenAIResponses(tm, { output })
+    const typed: ResponseInputItem[] = out
+    expect(typed).toHaveLength(2)
+    expect(out[0]).toMatchObject({ type: 'function_call_output', call_id: 'call_1' })
+    expect(out[0]!.output).toEqual([
+      { type: 'input_text', text: 'chart t' },
+      { type: 'input_image', image_url: `data:image/png;base64,${png}`, detail: 'auto' },
+    ])
+    expect(out[1]).toMatchObject({ type: 'function_call_output', call_id: 'call_2' })
+    expect(out[1]!.output).toMatch(/^Error: .*not valid JSON/)
+    expect(out.results.map((r) => r.status)).toEqual(['ok', 'invalid'])
+  })
+})
+
+describe('runAnthropic', () => {
+  it('answers the tool_use blocks with one user message of tool_result blocks, in order', async () => {
+    const tm = manager()
+    const content = [
+      { type: 'text', text: 'Let me check.', citations: null },
+      { type: 'tool_use', id: 'toolu_1', name: 'add', input: { a: 2, b: 3 } },
+      { type: 'tool_use', id: 'toolu_2', name: 'chart', input: { title: 'x' } },
+      { type: 'tool_use', id: 'toolu_3', name: 'add', input: '{"a":' },
+    ] as Anthropic.Message['content']
+    const reply = await runAnthropic(tm, { content })
+    const typed: Anthropic.MessageParam = reply
+    expect(typed.role).toBe('user')
+    expect(reply.content.map((b) => [b.tool_use_id, b.is_error])).toEqual([
+      ['toolu_1', false],
+      ['toolu_2', false],
+      ['toolu_3', true],
+    ])
+    expect(reply.content[1]!.content.map((c) => c.type)).toEqual(['text', 'image'])
+    expect(reply.results.map((r) => r.status)).toEqual(['ok', 'ok', 'invalid'])
+    expect(Object.keys(reply)).toEqual(['role', 'content'])
+  })
+})
+
+describe('runGemini', () => {
+  it('answers the functionCall parts with functionResponse parts, name and id kept', async () => {
+    const tm = manager()
+    const turn: Content = {
+      role: 'model',
+      parts: [
+        { text: 'calling' },
+        { functionCall: { id: 'g1', name: 'add', args: { a: 1, b: 1 } } },
+        { functionCall: { name: 'chart', args: { title: 'q' } } },
+        { functionCall: { name: 'wait' } },
+      ],
+    }
+    const controller = new AbortController()
+    const running = runGemini(tm, { candidates: [{ content: turn }] }, { signal: controller.signal })
+    controller.abort()
+    const reply = await running
+    const typed: Content = reply
+    expect(typed.role).toBe('user')
+    expect(reply.parts[0]).toEqual({ functionResponse: { name: 'add', id: 'g1', response: { output: '{"sum":2}' } } })
+    expect(reply.parts[1]!.functionResponse.name).toBe('chart')
+    expect(reply.parts[1]!.functionResponse.parts).toEqual([{ inlineData: { mimeType: 'image/png', data: png } }])
+    expect(reply.parts[2]!.functionResponse).toMatchObject({ name: 'wait', response: { error: expect.any(String) } })
+    expect(reply.results.map((r) => r.status)).toEqual(['ok', 'ok', 'cancelled'])
+  })
+})
+
+describe('declaration helpers', () => {
+  it('give the tools as each provider declares them', () => {
+    const tm = manager()
+    const chat: ChatCompletionTool[] = openAIChatTools(tm)
+    expect(chat[0]).toEqual({
+      type: 'function',
+      function: { name: 'chart', description: 'Draw a chart', parameters: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] } },
+    })
+    // $schema is not sent
+    expect(chat[1]!.type === 'function' && chat[1]!.function.parameters).not.toHaveProperty('$schema')
+    const responses: FunctionTool[] = openAIResponsesTools(tm)
+    expect(responses[2]).toEqual({ type: 'function', name: 'wait', parameters: { type: 'object' }, strict: false })
+    const anthropic: Anthropic.Tool[] = anthropicTools(tm)
+    expect(anthropic[0]).toEqual({ name: 'chart', description: 'Draw a chart', input_schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] } })
+    const gemini: GeminiSdkTool[] = geminiTools(tm)
+    expect(gemini[0]!.functionDeclarations!.map((d) => d.name)).toEqual(['chart', 'add', 'wait'])
+  })
+
+  it('Gemini gets the subset it reads: references inlined, unions as anyOf, unknown keywords left out', () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      $defs: { point: { type: 'object', properties: { x: { type: 'number', exclusiveMinimum: 0 } }, required: ['x'], additionalProperties: false } },
+      properties: {
+        at: { $ref: '#/$defs/point', description: 'where' },
+        kind: { const: 'dot' },
+        label: { type: ['string', 'null'], pattern: '^[a-z]+$' },
+        shape: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+        both: { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'string' } }, required: ['b'] }] },
+        tags: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+        other: { not: { type: 'null' }, if: { type: 'string' }, then: { minLength: 1 } },
+      },
+      patternProperties: { '^x-': { type: 'string' } },
+    }
+    expect(toGeminiSchema(schema)).toEqual({
+      type: 'object',
+      properties: {
+        at: { type: 'object', properties: { x: { type: 'number', minimum: 0 } }, required: ['x'], additionalProperties: false, description: 'where' },
+        kind: { enum: ['dot'] },
+        label: { type: 'string', nullable: true, pattern: '^[a-z]+$' },
+        shape: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+        both: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a', 'b'] },
+        tags: { type: 'array', items: { type: 'string' } },
+        other: {},
+      },
+    })
+  })
+
+  it('a recursive schema is inlined to a bounded depth', () => {
+    const tree = { type: 'object', properties: { children: { type: 'array', items: { $ref: '#' } } } }
+    let depth = 0
+    let node: Record<string, unknown> | undefined = toGeminiSchema(tree)
+    while (node !== undefined && node.properties !== undefined) {
+      depth++
+      node = ((node.properties as Record<string, { items?: Record<string, unknown> }>).children!.items)
+    }
+    expect(depth).toBe(9)
+    expect(node).toEqual({})
+  })
+})
+
+describe('examples (each against a scripted fake model that checks the provider\'s rules)', () => {
+  const root = join(import.meta.dirname, '..')
+  const run = (file: string): string => execFileSync(process.execPath, [join(root, 'examples', file)], { cwd: root, encoding: 'utf8' })
+  beforeAll(() => ensureBuilt(), 120_000)
+
+  it('provider-openai-chat.mjs', () => {
+    const out = run('provider-openai-chat.mjs')
+    expect(out).toContain('ok ok invalid')
+    expect(out).toContain('openai chat example ok')
+  })
+  it('provider-openai-responses.mjs', () => {
+    const out = run('provider-openai-responses.mjs')
+    expect(out).toContain('{"sum":5}')
+    expect(out).toMatch(/Error: .*\/a/)
+    expect(out).toContain('openai responses example ok')
+  })
+  it('provider-anthropic.mjs', () => {
+    expect(run('provider-anthropic.mjs')).toContain('anthropic example ok')
+  })
+  it('provider-gemini.mjs', () => {
+    expect(run('provider-gemini.mjs')).toContain('10 EUR is 110 NOK.\ngemini example ok')
+  })
+})
