@@ -1,0 +1,102 @@
+/**
+ * What the stores write: the canonical JSON text of a value and its SHA-256, unguessable ids,
+ * and a parked call's input as a store keeps it — redacted for anyone who reads the table,
+ * and, when the app gives a key, sealed whole with AES-256-GCM so that another process can
+ * run the call with the real input.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { redact } from '../../core/redact.js'
+import { toFrozenJson } from '../../core/json.js'
+import type { JsonValue } from '../../core/types.js'
+
+/**
+ * The canonical JSON text of a value: object keys sorted by UTF-16 code units, no whitespace,
+ * numbers and strings as `JSON.stringify` writes them. Two inputs that mean the same JSON
+ * have the same text, whatever the order their keys were written in.
+ * @throws TypeError when the value has no JSON form (a cycle, a BigInt, too deep).
+ */
+export function canonicalJson(value: unknown): string {
+  return write(toFrozenJson(value))
+}
+
+function write(value: JsonValue): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(write).join(',')}]`
+  const obj = value as { readonly [key: string]: JsonValue }
+  const parts: string[] = []
+  for (const key of Object.keys(obj).sort()) parts.push(`${JSON.stringify(key)}:${write(obj[key]!)}`)
+  return `{${parts.join(',')}}`
+}
+
+/** Lowercase hex SHA-256 of the canonical JSON text of `value`: what approvals and the idempotency ledger bind to. */
+export function inputHash(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex')
+}
+
+/** A new id: `prefix` then 128 random bits from the system's CSPRNG, base64url (22 characters). */
+export function randomId(prefix = ''): string {
+  return prefix + randomBytes(16).toString('base64url')
+}
+
+/** An AES-256 key: 32 bytes, or their base64 / hex text. */
+export type StoreKey = Uint8Array | string
+
+/** The 32 bytes of a key. @throws TypeError when it is not 32 bytes. */
+export function keyBytes(key: StoreKey): Buffer {
+  let bytes: Buffer
+  if (typeof key !== 'string') bytes = Buffer.from(key)
+  else if (/^[0-9a-fA-F]{64}$/.test(key)) bytes = Buffer.from(key, 'hex')
+  else bytes = Buffer.from(key, 'base64')
+  if (bytes.length !== 32) throw new TypeError('toolwire: a store key is 32 bytes (AES-256), or their base64 or hex text')
+  return bytes
+}
+
+const SEALED = 'tw1.'
+
+/** A parked call's input, as a store keeps it. */
+export interface StoredInput {
+  /** The input with every sensitive field `'[redacted]'`: what listings, logs and the table show. */
+  readonly input: JsonValue
+  /** The whole input, AES-256-GCM under the store's key, bound to the parked id; `null` without a key. */
+  readonly sealed: string | null
+  /** Whether redaction hid anything, so that without `sealed` the real input is lost to other processes. */
+  readonly redacted: boolean
+}
+
+/**
+ * Prepares an input for a store: the redacted copy always; the sealed whole when `key` is
+ * given. `sensitive` adds field names to the default rules (`password`, `cc-*`).
+ * The ciphertext's associated data is `id`, so a sealed input moved to another row does not open.
+ */
+export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<string>, key?: StoreKey): StoredInput {
+  const full = canonicalJson(input)
+  const shown = redact(input, sensitive)
+  const redacted = canonicalJson(shown) !== full
+  if (key === undefined) return { input: shown, sealed: null, redacted }
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', keyBytes(key), iv)
+  cipher.setAAD(Buffer.from(id, 'utf8'))
+  const body = Buffer.concat([cipher.update(full, 'utf8'), cipher.final()])
+  const sealed = SEALED + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')
+  return { input: shown, sealed, redacted }
+}
+
+/**
+ * The real input of a stored one: opened from `sealed` with `key`, or the stored copy when
+ * nothing was redacted. `undefined` when the input cannot be recovered (redacted and not
+ * sealed, or no key given).
+ * @throws Error when the sealed text was altered, belongs to another id, or the key is wrong.
+ */
+export function openInput(id: string, stored: StoredInput, key?: StoreKey): JsonValue | undefined {
+  if (stored.sealed !== null && key !== undefined) {
+    if (!stored.sealed.startsWith(SEALED)) throw new Error('toolwire: a sealed input has an unknown format')
+    const raw = Buffer.from(stored.sealed.slice(SEALED.length), 'base64url')
+    if (raw.length < 28) throw new Error('toolwire: a sealed input is truncated')
+    const decipher = createDecipheriv('aes-256-gcm', keyBytes(key), raw.subarray(0, 12))
+    decipher.setAAD(Buffer.from(id, 'utf8'))
+    decipher.setAuthTag(raw.subarray(12, 28))
+    const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+    return toFrozenJson(JSON.parse(text))
+  }
+  return stored.redacted ? undefined : stored.input
+}

@@ -1,0 +1,159 @@
+/**
+ * The in-memory store: today's behaviour (nothing outlives the process), the library default.
+ * JavaScript runs one method at a time to its first `await`, and no method here awaits before
+ * it has changed the state, so each method is atomic.
+ */
+import type { JsonValue } from '../../core/types.js'
+import type { EvidenceRecord } from '../../observe/evidence.js'
+import { randomId } from './codec.js'
+import {
+  StoreConflictError,
+  type BeginOptions,
+  type BeginResult,
+  type ClaimOptions,
+  type ClaimResult,
+  type ParkInput,
+  type ParkedCall,
+  type ParkedState,
+  type StoreOptions,
+  type SweepResult,
+  type ToolStore,
+  type UndoEntry,
+} from './types.js'
+
+interface Parked {
+  call: ParkedCall
+  leaseUntil: number | null
+}
+
+interface LedgerRow {
+  readonly inputHash: string
+  readonly callId: string
+  readonly startedAt: number
+  state: 'in_flight' | 'settled' | 'unknown'
+  token: string
+  leaseUntil: number | null
+  result: JsonValue
+}
+
+/** A {@link ToolStore} in this process's memory. */
+export class MemoryStore implements ToolStore {
+  readonly kind = 'memory'
+  private readonly now: () => number
+  private readonly parked = new Map<string, Parked>()
+  private readonly undos = new Map<string, UndoEntry>()
+  private readonly evidence: EvidenceRecord[] = []
+  private readonly ledger = new Map<string, LedgerRow>()
+
+  constructor(options: StoreOptions = {}) {
+    this.now = options.now ?? Date.now
+  }
+
+  async park(call: ParkInput): Promise<void> {
+    if (this.parked.has(call.id)) throw new StoreConflictError(`toolwire: parked call ${call.id} exists`)
+    const now = this.now()
+    const row: ParkedCall = Object.freeze({ ...call, data: call.data ?? null, state: 'parked', fence: 0, createdAt: now, updatedAt: now })
+    this.parked.set(call.id, { call: row, leaseUntil: null })
+  }
+
+  async getParked(id: string): Promise<ParkedCall | undefined> {
+    return this.parked.get(id)?.call
+  }
+
+  async listParked(state: ParkedState = 'parked'): Promise<readonly ParkedCall[]> {
+    return [...this.parked.values()].map((p) => p.call).filter((c) => c.state === state)
+  }
+
+  private set(p: Parked, state: ParkedState, fence = p.call.fence): ParkedCall {
+    p.call = Object.freeze({ ...p.call, state, fence, updatedAt: this.now() })
+    return p.call
+  }
+
+  async claim(id: string, options: ClaimOptions = {}): Promise<ClaimResult> {
+    const p = this.parked.get(id)
+    if (p === undefined || (options.kind !== undefined && p.call.kind !== options.kind)) return { ok: false, reason: 'unknown' }
+    if (p.call.state !== 'parked') return { ok: false, reason: p.call.state === 'expired' ? 'expired' : 'used', state: p.call.state }
+    const now = this.now()
+    if (p.call.expiresAt !== null && p.call.expiresAt <= now) {
+      this.set(p, 'expired')
+      return { ok: false, reason: 'expired', state: 'expired' }
+    }
+    p.leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
+    const call = this.set(p, 'running', p.call.fence + 1)
+    return { ok: true, call, fence: call.fence }
+  }
+
+  async finish(id: string, fence: number): Promise<boolean> {
+    const p = this.parked.get(id)
+    if (p === undefined || p.call.state !== 'running' || p.call.fence !== fence) return false
+    this.set(p, 'done')
+    return true
+  }
+
+  async deny(id: string): Promise<boolean> {
+    const p = this.parked.get(id)
+    if (p === undefined || p.call.state !== 'parked') return false
+    this.set(p, 'denied')
+    return true
+  }
+
+  async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
+    if (this.undos.has(entry.callId)) throw new StoreConflictError(`toolwire: call ${entry.callId} has an undo`)
+    this.undos.set(entry.callId, Object.freeze({ callId: entry.callId, tool: entry.tool, payload: entry.payload, createdAt: this.now() }))
+  }
+
+  async takeUndo(callId: string): Promise<UndoEntry | undefined> {
+    const entry = this.undos.get(callId)
+    this.undos.delete(callId)
+    return entry
+  }
+
+  async appendEvidence(record: EvidenceRecord): Promise<void> {
+    this.evidence.push(record)
+  }
+
+  async readEvidence(): Promise<readonly EvidenceRecord[]> {
+    return [...this.evidence]
+  }
+
+  async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
+    const now = this.now()
+    const row = this.ledger.get(key)
+    if (row === undefined) {
+      const token = randomId()
+      const leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
+      this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null })
+      return { state: 'new', token }
+    }
+    if (row.inputHash !== inputHash) return { state: 'mismatch', callId: row.callId }
+    if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) row.state = 'unknown'
+    if (row.state === 'settled') return { state: 'settled', callId: row.callId, result: row.result }
+    return { state: row.state, callId: row.callId, startedAt: row.startedAt }
+  }
+
+  async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
+    const row = this.ledger.get(key)
+    if (row === undefined || row.state !== 'in_flight' || row.token !== token) return false
+    row.state = 'settled'
+    row.result = result
+    return true
+  }
+
+  async sweep(): Promise<SweepResult> {
+    const now = this.now()
+    const keys: { key: string; callId: string; startedAt: number }[] = []
+    for (const [key, row] of this.ledger) {
+      if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) {
+        row.state = 'unknown'
+        keys.push({ key, callId: row.callId, startedAt: row.startedAt })
+      }
+    }
+    const parked: ParkedCall[] = []
+    for (const p of this.parked.values()) {
+      if (p.call.state === 'running' && p.leaseUntil !== null && p.leaseUntil <= now) parked.push(this.set(p, 'unknown'))
+    }
+    return { keys, parked }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,272 @@
+/**
+ * The SQL stores (SQLite and PostgreSQL) share their statements: every method is one
+ * statement, and each state change is a conditional `UPDATE … RETURNING`, `INSERT … ON
+ * CONFLICT DO NOTHING RETURNING` or `DELETE … RETURNING`, which the database runs atomically
+ * whatever the number of connections. JSON values are stored as their JSON text.
+ *
+ * Migrations are versioned: `toolwire_meta` holds the schema version; a store applies the
+ * migrations it knows above that version, in one transaction under the driver's write lock,
+ * and refuses to open a schema newer than the newest it knows.
+ */
+import type { JsonValue } from '../../core/types.js'
+import type { EvidenceRecord } from '../../observe/evidence.js'
+import { randomId } from './codec.js'
+import {
+  StoreConflictError,
+  type BeginOptions,
+  type BeginResult,
+  type ClaimOptions,
+  type ClaimResult,
+  type ParkInput,
+  type ParkedCall,
+  type ParkedKind,
+  type ParkedState,
+  type SweepResult,
+  type ToolStore,
+  type UndoEntry,
+} from './types.js'
+
+/** One row as a driver returns it. */
+export type Row = Readonly<Record<string, unknown>>
+
+/** What the shared store needs of a database: statements with `?` placeholders. */
+export interface SqlDriver {
+  /** The rows a statement returns. */
+  all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]>
+  /** Runs a statement; rows it changed. */
+  run(sql: string, params: readonly SqlParam[]): Promise<number>
+  /** Whether an error is a unique-key violation. */
+  isConflict(err: unknown): boolean
+  close(): Promise<void>
+}
+
+/** A statement parameter. */
+export type SqlParam = string | number | null
+
+/** One schema version: the statements that bring the schema from the version before to this one. */
+export interface Migration {
+  readonly version: number
+  readonly statements: readonly string[]
+}
+
+/** Both dialects' column types for one migration. */
+export interface Dialect {
+  /** A 64-bit integer column. */
+  readonly int: string
+  /** An integer column the database numbers in insertion order. */
+  readonly serial: string
+  /** The expression that orders parked calls oldest first. */
+  readonly order: string
+}
+
+/** The migrations, in order; the last one's version is the newest schema this toolwire knows. */
+export function migrations(d: Dialect): readonly Migration[] {
+  return [
+    {
+      version: 1,
+      statements: [
+        `CREATE TABLE toolwire_parked (
+          id TEXT PRIMARY KEY, kind TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
+          input TEXT NOT NULL, sealed TEXT, redacted ${d.int} NOT NULL, input_hash TEXT NOT NULL,
+          data TEXT NOT NULL, state TEXT NOT NULL, fence ${d.int} NOT NULL, expires_at ${d.int},
+          lease_until ${d.int}, created_at ${d.int} NOT NULL, updated_at ${d.int} NOT NULL, seq ${d.serial})`,
+        `CREATE INDEX toolwire_parked_state ON toolwire_parked (state, seq)`,
+        `CREATE TABLE toolwire_undo (
+          call_id TEXT PRIMARY KEY, tool TEXT NOT NULL, payload TEXT NOT NULL, created_at ${d.int} NOT NULL)`,
+        `CREATE TABLE toolwire_evidence (
+          seq ${d.serial} PRIMARY KEY, call_id TEXT NOT NULL, tool TEXT NOT NULL, record TEXT NOT NULL)`,
+        `CREATE TABLE toolwire_ledger (
+          key TEXT PRIMARY KEY, input_hash TEXT NOT NULL, call_id TEXT NOT NULL, state TEXT NOT NULL,
+          token TEXT NOT NULL, lease_until ${d.int}, started_at ${d.int} NOT NULL, result TEXT)`,
+        `CREATE INDEX toolwire_ledger_state ON toolwire_ledger (state)`,
+      ],
+    },
+  ]
+}
+
+/** The newest schema version this toolwire knows. */
+export const SCHEMA_VERSION = 1
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
+const json = (v: unknown): JsonValue => JSON.parse(String(v)) as JsonValue
+
+function parkedOf(r: Row): ParkedCall {
+  return Object.freeze({
+    id: String(r.id),
+    kind: String(r.kind) as ParkedKind,
+    callId: String(r.call_id),
+    tool: String(r.tool),
+    input: Object.freeze({ input: json(r.input), sealed: r.sealed === null ? null : String(r.sealed), redacted: num(r.redacted) === 1 }),
+    inputHash: String(r.input_hash),
+    expiresAt: numOrNull(r.expires_at),
+    data: json(r.data),
+    state: String(r.state) as ParkedState,
+    fence: num(r.fence),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  })
+}
+
+const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at'
+
+/** A {@link ToolStore} over a SQL database. */
+export class SqlStore implements ToolStore {
+  constructor(
+    readonly kind: string,
+    private readonly db: SqlDriver,
+    private readonly dialect: Dialect,
+    private readonly now: () => number,
+  ) {}
+
+  async park(call: ParkInput): Promise<void> {
+    const now = this.now()
+    const { input } = call
+    try {
+      await this.db.run(
+        `INSERT INTO toolwire_parked (id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'parked', 0, ?, ?, ?)`,
+        [
+          call.id, call.kind, call.callId, call.tool, JSON.stringify(input.input), input.sealed, input.redacted ? 1 : 0,
+          call.inputHash, JSON.stringify(call.data ?? null), call.expiresAt, now, now,
+        ],
+      )
+    } catch (err) {
+      if (this.db.isConflict(err)) throw new StoreConflictError(`toolwire: parked call ${call.id} exists`)
+      throw err
+    }
+  }
+
+  async getParked(id: string): Promise<ParkedCall | undefined> {
+    const rows = await this.db.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE id = ?`, [id])
+    return rows[0] === undefined ? undefined : parkedOf(rows[0])
+  }
+
+  async listParked(state: ParkedState = 'parked'): Promise<readonly ParkedCall[]> {
+    const rows = await this.db.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE state = ? ORDER BY ${this.dialect.order}`, [state])
+    return rows.map(parkedOf)
+  }
+
+  async claim(id: string, options: ClaimOptions = {}): Promise<ClaimResult> {
+    const now = this.now()
+    const kind = options.kind ?? null
+    const lease = options.leaseMs === undefined ? null : now + options.leaseMs
+    const won = await this.db.all(
+      `UPDATE toolwire_parked SET state = 'running', fence = fence + 1, lease_until = ?, updated_at = ?
+       WHERE id = ? AND state = 'parked' AND (expires_at IS NULL OR expires_at > ?) AND (CAST(? AS TEXT) IS NULL OR kind = ?)
+       RETURNING ${PARKED_COLUMNS}`,
+      [lease, now, id, now, kind, kind],
+    )
+    if (won[0] !== undefined) {
+      const call = parkedOf(won[0])
+      return { ok: true, call, fence: call.fence }
+    }
+    const found = await this.getParked(id)
+    if (found === undefined || (options.kind !== undefined && found.kind !== options.kind)) return { ok: false, reason: 'unknown' }
+    if (found.state === 'parked') {
+      // past its expiry: it stays expired, whoever asks next
+      await this.db.run(`UPDATE toolwire_parked SET state = 'expired', updated_at = ? WHERE id = ? AND state = 'parked'`, [now, id])
+      return { ok: false, reason: 'expired', state: 'expired' }
+    }
+    return { ok: false, reason: found.state === 'expired' ? 'expired' : 'used', state: found.state }
+  }
+
+  async finish(id: string, fence: number): Promise<boolean> {
+    const n = await this.db.run(
+      `UPDATE toolwire_parked SET state = 'done', lease_until = NULL, updated_at = ? WHERE id = ? AND state = 'running' AND fence = ?`,
+      [this.now(), id, fence],
+    )
+    return n === 1
+  }
+
+  async deny(id: string): Promise<boolean> {
+    const n = await this.db.run(`UPDATE toolwire_parked SET state = 'denied', updated_at = ? WHERE id = ? AND state = 'parked'`, [this.now(), id])
+    return n === 1
+  }
+
+  async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
+    try {
+      await this.db.run(`INSERT INTO toolwire_undo (call_id, tool, payload, created_at) VALUES (?, ?, ?, ?)`, [
+        entry.callId,
+        entry.tool,
+        JSON.stringify(entry.payload),
+        this.now(),
+      ])
+    } catch (err) {
+      if (this.db.isConflict(err)) throw new StoreConflictError(`toolwire: call ${entry.callId} has an undo`)
+      throw err
+    }
+  }
+
+  async takeUndo(callId: string): Promise<UndoEntry | undefined> {
+    const rows = await this.db.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
+    const r = rows[0]
+    if (r === undefined) return undefined
+    return Object.freeze({ callId: String(r.call_id), tool: String(r.tool), payload: json(r.payload), createdAt: num(r.created_at) })
+  }
+
+  async appendEvidence(record: EvidenceRecord): Promise<void> {
+    await this.db.run(`INSERT INTO toolwire_evidence (call_id, tool, record) VALUES (?, ?, ?)`, [record.callId, record.tool, JSON.stringify(record)])
+  }
+
+  async readEvidence(): Promise<readonly EvidenceRecord[]> {
+    const rows = await this.db.all(`SELECT record FROM toolwire_evidence ORDER BY seq`, [])
+    return rows.map((r) => JSON.parse(String(r.record)) as EvidenceRecord)
+  }
+
+  async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
+    const now = this.now()
+    const token = randomId()
+    const lease = options.leaseMs === undefined ? null : now + options.leaseMs
+    const taken = await this.db.all(
+      `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at)
+       VALUES (?, ?, ?, 'in_flight', ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
+      [key, inputHash, options.callId, token, lease, now],
+    )
+    if (taken[0] !== undefined) return { state: 'new', token }
+    // a run whose lease ran out never settles: its outcome is unknown, for good
+    await this.db.run(
+      `UPDATE toolwire_ledger SET state = 'unknown' WHERE key = ? AND input_hash = ? AND state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ?`,
+      [key, inputHash, now],
+    )
+    const rows = await this.db.all(`SELECT input_hash, call_id, state, started_at, result FROM toolwire_ledger WHERE key = ?`, [key])
+    const r = rows[0]
+    if (r === undefined) return this.begin(key, inputHash, options) // never deleted today; kept correct if it ever is
+    const callId = String(r.call_id)
+    if (String(r.input_hash) !== inputHash) return { state: 'mismatch', callId }
+    if (r.state === 'settled') return { state: 'settled', callId, result: json(r.result) }
+    return { state: r.state === 'unknown' ? 'unknown' : 'in_flight', callId, startedAt: num(r.started_at) }
+  }
+
+  async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
+    const n = await this.db.run(`UPDATE toolwire_ledger SET state = 'settled', result = ?, lease_until = NULL WHERE key = ? AND token = ? AND state = 'in_flight'`, [
+      JSON.stringify(result),
+      key,
+      token,
+    ])
+    return n === 1
+  }
+
+  async sweep(): Promise<SweepResult> {
+    const now = this.now()
+    const keys = await this.db.all(
+      `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at`,
+      [now],
+    )
+    const parked = await this.db.all(
+      `UPDATE toolwire_parked SET state = 'unknown', updated_at = ? WHERE state = 'running' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING ${PARKED_COLUMNS}`,
+      [now, now],
+    )
+    return {
+      keys: keys.map((r) => Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at) })),
+      parked: parked.map(parkedOf),
+    }
+  }
+
+  /** Closes the connection once; later calls resolve with the first. */
+  close(): Promise<void> {
+    return (this.closed ??= this.db.close())
+  }
+
+  private closed: Promise<void> | undefined
+}

@@ -1,0 +1,117 @@
+/**
+ * The SQLite store (`better-sqlite3`): the embedded store for one machine. Several processes
+ * may open one file: writes are serialized by SQLite's lock (WAL mode, a busy timeout), and
+ * every state change is one conditional statement, so a claim has one winner across them.
+ * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
+ */
+import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
+import { StoreSchemaError, type StoreOptions } from './types.js'
+
+/** What the store uses of a `better-sqlite3` statement. */
+export interface SqliteStatement {
+  all(...params: SqlParam[]): unknown[]
+  run(...params: SqlParam[]): { readonly changes: number }
+}
+
+/** What the store uses of a `better-sqlite3` `Database`. */
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement
+  exec(sql: string): unknown
+  pragma(source: string, options?: { simple?: boolean }): unknown
+  close(): unknown
+}
+
+/** Options of {@link openSqliteStore}: a file `path`, or an open `database`. */
+export interface SqliteStoreOptions extends StoreOptions {
+  /** The database file (created when missing); `':memory:'` for a private database. */
+  readonly path?: string
+  /** An open `better-sqlite3` database: used as it is, and left open by `close()`. */
+  readonly database?: SqliteDatabase
+  /** How long a statement waits for another connection's lock, in ms (default 5000). */
+  readonly busyTimeoutMs?: number
+}
+
+const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid' }
+
+class SqliteDriver implements SqlDriver {
+  private readonly statements = new Map<string, SqliteStatement>()
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly owned: boolean,
+  ) {}
+
+  private statement(sql: string): SqliteStatement {
+    let s = this.statements.get(sql)
+    if (s === undefined) this.statements.set(sql, (s = this.db.prepare(sql)))
+    return s
+  }
+
+  async all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
+    return this.statement(sql).all(...params) as Row[]
+  }
+
+  async run(sql: string, params: readonly SqlParam[]): Promise<number> {
+    return this.statement(sql).run(...params).changes
+  }
+
+  isConflict(err: unknown): boolean {
+    const code = (err as { code?: unknown } | null)?.code
+    return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear()
+    if (this.owned) this.db.close()
+  }
+}
+
+/** Brings the schema up to {@link SCHEMA_VERSION} in one immediate transaction. @throws StoreSchemaError when it is newer. */
+function migrate(db: SqliteDatabase): void {
+  db.exec('CREATE TABLE IF NOT EXISTS toolwire_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL)')
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    const row = db.prepare(`SELECT version FROM toolwire_meta WHERE name = 'schema'`).all()[0] as { version: number } | undefined
+    const version = row?.version ?? 0
+    if (version > SCHEMA_VERSION) {
+      throw new StoreSchemaError(`toolwire: the store's schema is version ${version}; this toolwire knows versions up to ${SCHEMA_VERSION}`)
+    }
+    for (const m of migrations(DIALECT)) {
+      if (m.version <= version) continue
+      for (const sql of m.statements) db.exec(sql)
+      db.prepare(`INSERT INTO toolwire_meta (name, version) VALUES ('schema', ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`).run(m.version)
+    }
+    db.exec('COMMIT')
+  } catch (err) {
+    db.exec('ROLLBACK')
+    throw err
+  }
+}
+
+/**
+ * Opens (and migrates) a SQLite store.
+ *
+ * ```ts
+ * import { openSqliteStore } from 'toolwire/store'
+ * const store = await openSqliteStore({ path: 'toolwire.db' })
+ * ```
+ * @throws StoreSchemaError when the file's schema is newer than this toolwire knows.
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
+  let db = options.database
+  const owned = db === undefined
+  if (db === undefined) {
+    if (options.path === undefined) throw new TypeError('toolwire: openSqliteStore needs a path or a database')
+    const mod = (await import('better-sqlite3')) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
+    db = new mod.default(options.path, { timeout: options.busyTimeoutMs ?? 5000 })
+  } else {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
+  }
+  try {
+    db.pragma('journal_mode = WAL')
+    migrate(db)
+  } catch (err) {
+    if (owned) db.close()
+    throw err
+  }
+  return new SqlStore('sqlite', new SqliteDriver(db, owned), DIALECT, options.now ?? Date.now)
+}

@@ -1,0 +1,153 @@
+/**
+ * The state of a tool manager that must outlive its process, and be shared by instances:
+ * parked calls (confirmations and suspensions), undo entries, evidence records and the
+ * idempotency ledger. Three implementations pass one test suite: in memory, SQLite, PostgreSQL.
+ *
+ * Every change that decides who runs a side effect is one compare-and-swap in the store:
+ * `claim` (parked → running), `takeUndo` (present → gone), `begin` (absent → in flight),
+ * `sweep` (stale in flight → outcome unknown). Each succeeds for exactly one caller, whether
+ * the callers share a connection, a process, or neither.
+ */
+import type { JsonValue } from '../../core/types.js'
+import type { EvidenceRecord } from '../../observe/evidence.js'
+import type { StoredInput } from './codec.js'
+
+/** Whether a parked call waits for a confirmation (`tm.confirm`) or an answer (`tm.resume`). */
+export type ParkedKind = 'confirmation' | 'suspension'
+
+/**
+ * The life of a parked call:
+ * `parked` → `running` (claimed) → `done` (finished);
+ * `parked` → `denied` (refused or cancelled) or `expired` (claimed after its expiry);
+ * `running` → `unknown` (its claim's lease ran out without `finish`: the process died mid-run).
+ */
+export type ParkedState = 'parked' | 'running' | 'done' | 'denied' | 'expired' | 'unknown'
+
+/** A call to park. */
+export interface ParkInput {
+  /** The confirmation id or request id: what `claim` takes. Unique in the store. */
+  readonly id: string
+  readonly kind: ParkedKind
+  readonly callId: string
+  readonly tool: string
+  /** The input as {@link sealInput} prepared it. */
+  readonly input: StoredInput
+  /** {@link inputHash} of the real input. */
+  readonly inputHash: string
+  /** Epoch ms after which a claim answers `expired`; `null` for never. */
+  readonly expiresAt: number | null
+  /** Anything else the manager needs to continue the call (the pending request, a summary), redacted. */
+  readonly data?: JsonValue
+}
+
+/** A parked call as the store holds it. */
+export interface ParkedCall extends ParkInput {
+  readonly state: ParkedState
+  /** Fencing token: 0 while parked, then one more on each successful claim. `finish` must present it. */
+  readonly fence: number
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly data: JsonValue
+}
+
+/** What `claim` answers: the call and its fencing token, or why not. */
+export type ClaimResult =
+  | { readonly ok: true; readonly call: ParkedCall; readonly fence: number }
+  | { readonly ok: false; readonly reason: 'unknown' | 'used' | 'expired'; readonly state?: ParkedState }
+
+/** A durable undo: the tool's `undo(payload)` runs it, once. */
+export interface UndoEntry {
+  readonly callId: string
+  readonly tool: string
+  readonly payload: JsonValue
+  readonly createdAt: number
+}
+
+/** What `begin` answers for an idempotency key. */
+export type BeginResult =
+  /** The key is new: run the call, then `settle(key, token, result)`. */
+  | { readonly state: 'new'; readonly token: string }
+  /** Another run holds the key and its lease has not run out. */
+  | { readonly state: 'in_flight'; readonly callId: string; readonly startedAt: number }
+  /** A run settled the key with the same input: its recorded result. */
+  | { readonly state: 'settled'; readonly callId: string; readonly result: JsonValue }
+  /** A run began and never settled (its process died, its lease ran out): it may or may not have happened. */
+  | { readonly state: 'unknown'; readonly callId: string; readonly startedAt: number }
+  /** The key was used with another input. */
+  | { readonly state: 'mismatch'; readonly callId: string }
+
+/** Options of `begin`. */
+export interface BeginOptions {
+  /** The call that takes the key. */
+  readonly callId: string
+  /** How long the run may hold the key before `sweep` (or a later `begin`) calls its outcome unknown; omit for no lease. */
+  readonly leaseMs?: number
+}
+
+/** What `sweep` settled as outcome unknown: ledger keys and parked calls whose lease ran out. */
+export interface SweepResult {
+  readonly keys: readonly { readonly key: string; readonly callId: string; readonly startedAt: number }[]
+  readonly parked: readonly ParkedCall[]
+}
+
+/** Options of `claim`. */
+export interface ClaimOptions {
+  /** Claims only a call of this kind; another kind answers `unknown`. */
+  readonly kind?: ParkedKind
+  /** How long the claimer may run before `sweep` calls the call's outcome unknown; omit for no lease. */
+  readonly leaseMs?: number
+}
+
+/** The durable state of a tool manager. Every method is atomic on its own. */
+export interface ToolStore {
+  /** `'memory'`, `'sqlite'` or `'postgres'`. */
+  readonly kind: string
+  /** Parks a call. @throws StoreConflictError when the id is taken. */
+  park(call: ParkInput): Promise<void>
+  /** The parked call with this id, in any state. */
+  getParked(id: string): Promise<ParkedCall | undefined>
+  /** Parked calls in `state` (default `parked`), oldest first. */
+  listParked(state?: ParkedState): Promise<readonly ParkedCall[]>
+  /** Compare-and-swap parked → running; one more fencing token. Exactly one of concurrent claims of an id wins. */
+  claim(id: string, options?: ClaimOptions): Promise<ClaimResult>
+  /** running → done, only for the holder of `fence`. Whether it was. */
+  finish(id: string, fence: number): Promise<boolean>
+  /** parked → denied (a refusal or a cancel). Whether it was still parked. */
+  deny(id: string): Promise<boolean>
+
+  /** Records an undo for a call. @throws StoreConflictError when the call has one. */
+  putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void>
+  /** Removes and returns a call's undo: exactly one of concurrent takers gets it. */
+  takeUndo(callId: string): Promise<UndoEntry | undefined>
+
+  /** Appends an evidence record. */
+  appendEvidence(record: EvidenceRecord): Promise<void>
+  /** Every evidence record, in the order appended. */
+  readEvidence(): Promise<readonly EvidenceRecord[]>
+
+  /** Takes an idempotency key for a run, or says why not (see {@link BeginResult}). */
+  begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult>
+  /** in flight → settled with `result`, only for the holder of `token`. Whether it was. */
+  settle(key: string, token: string, result: JsonValue): Promise<boolean>
+  /** Marks in-flight keys and running parked calls whose lease ran out as outcome unknown; each is returned by one sweep only. */
+  sweep(): Promise<SweepResult>
+
+  /** Releases the connection (a store made from an app's own handle leaves it open). */
+  close(): Promise<void>
+}
+
+/** A second `park` or `putUndo` of one id. */
+export class StoreConflictError extends Error {
+  override name = 'StoreConflictError'
+}
+
+/** A store whose schema is newer than this version of toolwire knows. */
+export class StoreSchemaError extends Error {
+  override name = 'StoreSchemaError'
+}
+
+/** Options every store takes. */
+export interface StoreOptions {
+  /** The clock, epoch ms (default `Date.now`): expiries and leases are read from it. */
+  readonly now?: () => number
+}

@@ -1,0 +1,584 @@
+/**
+ * The durable store (`toolwire/store`): ONE suite of cases run against each implementation —
+ * in memory, SQLite (`better-sqlite3`, two `Database` handles on one file) and PostgreSQL
+ * (`pg`, two pools on one database). Then what only the durable stores have (reopening, the
+ * schema version), and the codec and approval tokens.
+ *
+ * PostgreSQL: set TOOLWIRE_PG_URL (or DATABASE_URL) to a database the tests may create schemas
+ * in; `.ci/run` starts a throwaway cluster (scripts/postgres.sh). Unset, the PostgreSQL cases
+ * skip with a printed reason; with CI=true that is an error.
+ */
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  MemoryStore,
+  SCHEMA_VERSION,
+  StoreConflictError,
+  StoreSchemaError,
+  canonicalJson,
+  evidenceOf,
+  inputHash,
+  openInput,
+  openPostgresStore,
+  openSqliteStore,
+  randomId,
+  sealInput,
+  signApproval,
+  verifyApproval,
+  type ParkInput,
+  type ToolStore,
+} from '../src/runtime/store/index.js'
+import type { EvidenceRecord } from '../src/observe/evidence.js'
+
+const PG_URL = process.env.TOOLWIRE_PG_URL ?? process.env.DATABASE_URL
+if (PG_URL === undefined) {
+  const reason = 'TOOLWIRE_PG_URL (or DATABASE_URL) is not set: the PostgreSQL store cases are skipped. `.ci/run` starts a server (scripts/postgres.sh start)'
+  if (process.env.CI === 'true') throw new Error(`${reason}; CI=true requires it`)
+  console.warn(`SKIP: ${reason}`)
+}
+
+/**
+ * better-sqlite3 is compiled for the Node.js that installed it: under `npm run test:node-matrix`
+ * on another major its addon does not load, and the SQLite cases skip there (they ran on the
+ * machine's own Node.js). Any other load failure fails the suite.
+ */
+const SQLITE_SKIP = await (async () => {
+  try {
+    const { default: Database } = await import('better-sqlite3')
+    new Database(':memory:').close()
+    return undefined
+  } catch (err) {
+    if (!String((err as Error).message).includes('NODE_MODULE_VERSION')) throw err
+    const reason = `better-sqlite3 was compiled for another Node.js than ${process.version}: the SQLite store cases are skipped on this one`
+    console.warn(`SKIP: ${reason}`)
+    return reason
+  }
+})()
+
+/** A clock the test moves by hand: expiries and leases without sleeping. */
+interface Clock {
+  t: number
+}
+
+/** An implementation under test: `open` makes one store; `pair` two stores over the same state (two handles / two pools). */
+interface Impl {
+  readonly name: string
+  readonly durable: boolean
+  readonly skip: boolean
+  /** A fresh place (file, schema) for one test. */
+  place(): Promise<string>
+  open(place: string, clock: Clock): Promise<ToolStore>
+  /** Sets the stored schema version by hand. */
+  setVersion?(place: string, version: number): Promise<void>
+  /** How a child process opens the store at `place` (the source of an expression over `store`, the bundled entry). */
+  childOpen?(place: string): string
+}
+
+const dirs: string[] = []
+const memories = new Map<string, MemoryStore>()
+const schemas: string[] = []
+
+const impls: Impl[] = [
+  {
+    name: 'memory',
+    durable: false,
+    skip: false,
+    async place() {
+      return randomId('m')
+    },
+    async open(place, clock) {
+      // the memory store has one instance per process: "two stores" are the same one
+      let s = memories.get(place)
+      if (s === undefined) memories.set(place, (s = new MemoryStore({ now: () => clock.t })))
+      return s
+    },
+  },
+  {
+    name: 'sqlite',
+    durable: true,
+    skip: SQLITE_SKIP !== undefined,
+    async place() {
+      const dir = mkdtempSync(join(tmpdir(), 'toolwire-store-'))
+      dirs.push(dir)
+      return join(dir, 'store.db')
+    },
+    open: (path, clock) => openSqliteStore({ path, now: () => clock.t }),
+    childOpen: (path) => `store.openSqliteStore({ path: ${JSON.stringify(path)} })`,
+    async setVersion(path, version) {
+      const { default: Database } = await import('better-sqlite3')
+      const db = new Database(path)
+      db.prepare(`UPDATE toolwire_meta SET version = ? WHERE name = 'schema'`).run(version)
+      db.close()
+    },
+  },
+  {
+    name: 'postgres',
+    durable: true,
+    skip: PG_URL === undefined,
+    async place() {
+      const schema = `tw_test_${randomId().replace(/[^A-Za-z0-9]/g, '').slice(0, 16).toLowerCase()}`
+      schemas.push(schema)
+      return schema
+    },
+    open: (schema, clock) => openPostgresStore({ connectionString: PG_URL!, schema, max: 4, now: () => clock.t }),
+    childOpen: (schema) => `store.openPostgresStore({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, max: 4 })`,
+    async setVersion(schema, version) {
+      const { default: pg } = await import('pg')
+      const client = new pg.Client({ connectionString: PG_URL })
+      await client.connect()
+      await client.query(`UPDATE "${schema}".toolwire_meta SET version = $1 WHERE name = 'schema'`, [version])
+      await client.end()
+    },
+  },
+]
+
+afterAll(async () => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  if (PG_URL !== undefined && schemas.length > 0) {
+    const { default: pg } = await import('pg')
+    const client = new pg.Client({ connectionString: PG_URL })
+    await client.connect()
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await client.end()
+  }
+})
+
+/** `src/runtime/store` bundled for child processes, in node_modules/.cache so that the drivers resolve from it. */
+let bundled: string | undefined
+async function storeBundle(): Promise<string> {
+  if (bundled !== undefined) return bundled
+  const dir = join(import.meta.dirname, '..', 'node_modules', '.cache')
+  mkdirSync(dir, { recursive: true })
+  const out = mkdtempSync(join(dir, 'toolwire-store-'))
+  dirs.push(out)
+  await build({ entryPoints: { store: 'src/runtime/store/index.ts' }, outdir: out, outExtension: { '.js': '.mjs' }, bundle: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
+  return (bundled = join(out, 'store.mjs'))
+}
+
+/**
+ * Runs `n` child processes that each open the store and, once all are open, claim every id
+ * (all at once); resolves with each child's winning ids.
+ */
+async function raceClaims(impl: Impl, place: string, ids: readonly string[], n: number): Promise<string[][]> {
+  const entry = await storeBundle()
+  const source = `
+    import * as store from ${JSON.stringify(entry)}
+    const s = await ${impl.childOpen!(place)}
+    const ids = ${JSON.stringify(ids)}
+    process.stdout.write('ready\\n')
+    process.stdin.once('data', async () => {
+      const results = await Promise.all(ids.map((id) => s.claim(id)))
+      await s.close()
+      process.stdout.write(JSON.stringify(ids.filter((_, i) => results[i].ok)) + '\\n')
+      process.exit(0)
+    })`
+  const children = Array.from({ length: n }, () => spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['pipe', 'pipe', 'inherit'] }))
+  const lines = children.map((child) => {
+    let buffered = ''
+    const waiters: ((line: string) => void)[] = []
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk
+      let i: number
+      while ((i = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, i)
+        buffered = buffered.slice(i + 1)
+        waiters.shift()?.(line)
+      }
+    })
+    return () => new Promise<string>((resolve, reject) => {
+      waiters.push(resolve)
+      child.once('exit', (code) => reject(new Error(`a racing child exited with ${code}`)))
+    })
+  })
+  const next = lines.map((f) => f())
+  expect(await Promise.all(next.map((p) => p))).toEqual(children.map(() => 'ready'))
+  const results = lines.map((f) => f())
+  for (const child of children) child.stdin.write('go\n')
+  return (await Promise.all(results)).map((line) => JSON.parse(line) as string[])
+}
+
+function parkInput(id: string, over: Partial<ParkInput> = {}): ParkInput {
+  const input = { path: 'notes.txt', password: 'hunter2' }
+  return {
+    id,
+    kind: 'confirmation',
+    callId: `call-${id}`,
+    tool: 'delete_file',
+    input: sealInput(id, input),
+    inputHash: inputHash(input),
+    expiresAt: null,
+    data: { summary: 'Delete notes.txt' },
+    ...over,
+  }
+}
+
+function evidence(i: number): EvidenceRecord {
+  return {
+    callId: `c${i}`,
+    tool: 't',
+    input: { i, password: '[redacted]' },
+    result: { status: 'success', output: { text: `r${i}` } },
+    status: 'success',
+    startedAt: new Date(i * 1000).toISOString(),
+    endedAt: new Date(i * 1000 + 5).toISOString(),
+  }
+}
+
+/** Opens one store for a test and closes it (and any second one) at the end. */
+async function withStores<T>(impl: Impl, f: (open: () => Promise<ToolStore>, clock: Clock, place: string) => Promise<T>): Promise<T> {
+  const place = await impl.place()
+  const clock: Clock = { t: 1_000_000 }
+  const opened: ToolStore[] = []
+  try {
+    return await f(
+      async () => {
+        const s = await impl.open(place, clock)
+        opened.push(s)
+        return s
+      },
+      clock,
+      place,
+    )
+  } finally {
+    for (const s of opened) await s.close()
+  }
+}
+
+for (const impl of impls) {
+  describe.skipIf(impl.skip)(`${impl.name} store`, () => {
+    it('parks a call, reads it back, and refuses a second park of its id', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        await s.park(parkInput('b', { kind: 'suspension', expiresAt: 5_000_000 }))
+        const a = await s.getParked('a')
+        expect(a).toMatchObject({ id: 'a', kind: 'confirmation', callId: 'call-a', tool: 'delete_file', state: 'parked', fence: 0, expiresAt: null })
+        expect(a!.input.input).toEqual({ path: 'notes.txt', password: '[redacted]' })
+        expect(a!.input.redacted).toBe(true)
+        expect(a!.input.sealed).toBeNull()
+        expect(a!.data).toEqual({ summary: 'Delete notes.txt' })
+        expect(a!.createdAt).toBe(1_000_000)
+        expect((await s.getParked('b'))!.expiresAt).toBe(5_000_000)
+        expect(await s.getParked('nope')).toBeUndefined()
+        await expect(s.park(parkInput('a'))).rejects.toBeInstanceOf(StoreConflictError)
+        expect((await s.listParked()).map((c) => c.id)).toEqual(['a', 'b'])
+      })
+    })
+
+    it('claim is a compare-and-swap: parked → running once, with a fencing token', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        clock.t += 10
+        const first = await s.claim('a')
+        expect(first.ok).toBe(true)
+        if (!first.ok) return
+        expect(first.fence).toBe(1)
+        expect(first.call).toMatchObject({ state: 'running', fence: 1, updatedAt: 1_000_010 })
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'used', state: 'running' })
+        expect(await s.claim('missing')).toEqual({ ok: false, reason: 'unknown' })
+        expect(await s.finish('a', 2)).toBe(false) // not the holder's token
+        expect(await s.finish('a', 1)).toBe(true)
+        expect(await s.finish('a', 1)).toBe(false)
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'used', state: 'done' })
+        expect((await s.listParked('done')).map((c) => c.id)).toEqual(['a'])
+        expect(await s.listParked()).toEqual([])
+      })
+    })
+
+    it('a claim of the other kind is unknown; deny only takes a parked call', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        await s.park(parkInput('b', { kind: 'suspension' }))
+        expect(await s.claim('a', { kind: 'suspension' })).toEqual({ ok: false, reason: 'unknown' })
+        expect((await s.claim('b', { kind: 'suspension' })).ok).toBe(true)
+        expect(await s.deny('b')).toBe(false)
+        expect(await s.deny('a')).toBe(true)
+        expect(await s.deny('a')).toBe(false)
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'used', state: 'denied' })
+      })
+    })
+
+    it('a claim after the expiry answers expired, and the call stays expired', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        await s.park(parkInput('a', { expiresAt: clock.t + 100 }))
+        await s.park(parkInput('b', { expiresAt: clock.t + 100 }))
+        clock.t += 99
+        expect((await s.claim('b')).ok).toBe(true)
+        clock.t += 1
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'expired', state: 'expired' })
+        expect((await s.getParked('a'))!.state).toBe('expired')
+        clock.t -= 50 // a clock that steps back does not revive it
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'expired', state: 'expired' })
+      })
+    })
+
+    it('a claim whose lease runs out is swept once as outcome unknown; its holder can no longer finish', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        await s.park(parkInput('b'))
+        const a = await s.claim('a', { leaseMs: 1000 })
+        const b = await s.claim('b') // no lease: never swept
+        clock.t += 999
+        expect(await s.sweep()).toEqual({ keys: [], parked: [] })
+        clock.t += 1
+        const swept = await s.sweep()
+        expect(swept.keys).toEqual([])
+        expect(swept.parked.map((c) => [c.id, c.state])).toEqual([['a', 'unknown']])
+        expect((await s.sweep()).parked).toEqual([])
+        expect(a.ok && (await s.finish('a', a.fence))).toBe(false)
+        expect(await s.claim('a')).toEqual({ ok: false, reason: 'used', state: 'unknown' })
+        expect(b.ok && (await s.finish('b', b.fence))).toBe(true)
+      })
+    })
+
+    it('undo entries: one per call, taken exactly once', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.putUndo({ callId: 'c1', tool: 'rename', payload: { from: 'b', to: 'a', n: [1, 2.5, null, true] } })
+        await expect(s.putUndo({ callId: 'c1', tool: 'rename', payload: {} })).rejects.toBeInstanceOf(StoreConflictError)
+        const got = await s.takeUndo('c1')
+        expect(got).toEqual({ callId: 'c1', tool: 'rename', payload: { from: 'b', to: 'a', n: [1, 2.5, null, true] }, createdAt: 1_000_000 })
+        expect(await s.takeUndo('c1')).toBeUndefined()
+        expect(await s.takeUndo('c2')).toBeUndefined()
+      })
+    })
+
+    it('evidence records come back in the order appended, also through evidenceOf', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        for (let i = 0; i < 3; i++) await s.appendEvidence(evidence(i))
+        const adapter = evidenceOf(s)
+        void adapter.append(evidence(3))
+        void adapter.append(evidence(4))
+        await adapter.flush!()
+        expect(await adapter.readAll()).toEqual([0, 1, 2, 3, 4].map(evidence))
+      })
+    })
+
+    it('idempotency ledger: new, in flight, mismatch, settled with the recorded result', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        const h = inputHash({ to: 'a@b.c' })
+        const first = await s.begin('k1', h, { callId: 'c1' })
+        expect(first.state).toBe('new')
+        expect(await s.begin('k1', h, { callId: 'c2' })).toEqual({ state: 'in_flight', callId: 'c1', startedAt: 1_000_000 })
+        expect(await s.begin('k1', inputHash({ to: 'x@y.z' }), { callId: 'c3' })).toEqual({ state: 'mismatch', callId: 'c1' })
+        if (first.state !== 'new') return
+        const result = { status: 'success', output: { text: 'sent', structured: { id: 7 } } }
+        expect(await s.settle('k1', 'not-the-token', result)).toBe(false)
+        expect(await s.settle('k1', first.token, result)).toBe(true)
+        expect(await s.settle('k1', first.token, { other: true })).toBe(false)
+        expect(await s.begin('k1', h, { callId: 'c4' })).toEqual({ state: 'settled', callId: 'c1', result })
+        expect(await s.begin('k1', inputHash({ to: 'x@y.z' }), { callId: 'c5' })).toEqual({ state: 'mismatch', callId: 'c1' })
+      })
+    })
+
+    it('a run that began and never settled within its lease is outcome unknown, for good', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        const h = inputHash({ amount: 10 })
+        const viaBegin = await s.begin('k1', h, { callId: 'c1', leaseMs: 500 })
+        const viaSweep = await s.begin('k2', h, { callId: 'c2', leaseMs: 500 })
+        await s.begin('k3', h, { callId: 'c3' }) // no lease: in flight until settled
+        clock.t += 500
+        expect(await s.begin('k1', h, { callId: 'r1' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000 })
+        const swept = await s.sweep()
+        expect(swept.keys).toEqual([{ key: 'k2', callId: 'c2', startedAt: 1_000_000 }])
+        expect((await s.sweep()).keys).toEqual([])
+        // the late holder cannot turn "unknown" into a result someone else already reported otherwise
+        expect(viaBegin.state === 'new' && (await s.settle('k1', viaBegin.token, null))).toBe(false)
+        expect(viaSweep.state === 'new' && (await s.settle('k2', viaSweep.token, null))).toBe(false)
+        expect(await s.begin('k2', h, { callId: 'r2' })).toEqual({ state: 'unknown', callId: 'c2', startedAt: 1_000_000 })
+        expect((await s.begin('k3', h, { callId: 'r3' })).state).toBe('in_flight')
+      })
+    })
+
+    it('a sealed input opens with the key; a redacted one is kept redacted', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        const key = randomId().padEnd(32, 'x').slice(0, 32)
+        const keyBytes = Buffer.from(key, 'utf8')
+        const input = { user: 'ann', password: 'hunter2', card: { 'cc-number': '4111' } }
+        await s.park(parkInput('a', { input: sealInput('a', input, undefined, keyBytes) }))
+        await s.park(parkInput('b', { input: sealInput('b', input) }))
+        const a = (await s.getParked('a'))!
+        expect(a.input.input).toEqual({ user: 'ann', password: '[redacted]', card: { 'cc-number': '[redacted]' } })
+        expect(a.input.sealed).not.toContain('hunter2')
+        expect(openInput('a', a.input, keyBytes)).toEqual(input)
+        const b = (await s.getParked('b'))!
+        expect(JSON.stringify(b)).not.toContain('hunter2')
+        expect(openInput('b', b.input, keyBytes)).toBeUndefined()
+      })
+    })
+
+    it(`concurrent claims of one id from two ${impl.durable ? 'connections' : 'callers'}: exactly one wins, for each of 200 ids`, async () => {
+      await withStores(impl, async (open) => {
+        const [s1, s2] = [await open(), await open()]
+        const ids = Array.from({ length: 200 }, (_, i) => `p${i}`)
+        for (const id of ids) await s1.park(parkInput(id))
+        const attempts = ids.flatMap((id) => [s1.claim(id), s2.claim(id), s1.claim(id), s2.claim(id)])
+        const results = await Promise.all(attempts)
+        const wins = new Map<string, number>()
+        results.forEach((r, i) => {
+          if (r.ok) wins.set(ids[i >> 2]!, (wins.get(ids[i >> 2]!) ?? 0) + 1)
+          else expect(r.reason).toBe('used')
+        })
+        console.log(`${impl.name}: ${results.length} claims attempted, ${results.filter((r) => r.ok).length} won over ${ids.length} ids`)
+        expect(wins.size).toBe(200)
+        expect([...wins.values()].every((n) => n === 1)).toBe(true)
+        expect(await s2.listParked('running')).toHaveLength(200)
+      })
+    })
+
+    it('concurrent begins of one key, and takes of one undo, from two stores: exactly one each', async () => {
+      await withStores(impl, async (open) => {
+        const [s1, s2] = [await open(), await open()]
+        const keys = Array.from({ length: 100 }, (_, i) => `k${i}`)
+        for (const k of keys) await s1.putUndo({ callId: k, tool: 't', payload: k })
+        const begins = await Promise.all(keys.flatMap((k) => [s1, s2, s1, s2].map((s, j) => s.begin(k, 'h', { callId: `${k}-${j}` }))))
+        expect(begins.filter((b) => b.state === 'new')).toHaveLength(100)
+        expect(begins.filter((b) => b.state === 'in_flight')).toHaveLength(300)
+        const takes = await Promise.all(keys.flatMap((k) => [s1.takeUndo(k), s2.takeUndo(k), s1.takeUndo(k), s2.takeUndo(k)]))
+        const taken = takes.filter((t) => t !== undefined)
+        expect(taken).toHaveLength(100)
+        expect(new Set(taken.map((t) => t.callId)).size).toBe(100)
+      })
+    })
+
+    it.runIf(impl.durable)('4 processes race to claim the same 200 ids: each id is won exactly once', async () => {
+      await withStores(impl, async (open, _clock, place) => {
+        const s = await open()
+        const ids = Array.from({ length: 200 }, (_, i) => `x${i}`)
+        for (const id of ids) await s.park(parkInput(id))
+        const won = await raceClaims(impl, place, ids, 4)
+        const all = won.flat()
+        console.log(`${impl.name}: 4 processes, ${ids.length * 4} claims attempted, ${all.length} won (per process: ${won.map((w) => w.length).join(', ')})`)
+        expect(all.sort()).toEqual([...ids].sort())
+        expect(await s.listParked('running')).toHaveLength(200)
+      })
+    })
+
+    it.runIf(impl.durable)('what was stored survives closing and reopening the store', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        await s.putUndo({ callId: 'c1', tool: 't', payload: [1] })
+        await s.appendEvidence(evidence(1))
+        const b = await s.begin('k', 'h', { callId: 'c1' })
+        if (b.state === 'new') await s.settle('k', b.token, { done: true })
+        await s.close()
+        const again = await open()
+        expect((await again.getParked('a'))!.state).toBe('parked')
+        expect((await again.claim('a')).ok).toBe(true)
+        expect(await again.takeUndo('c1')).toMatchObject({ payload: [1] })
+        expect(await again.readEvidence()).toEqual([evidence(1)])
+        expect(await again.begin('k', 'h', { callId: 'c2' })).toEqual({ state: 'settled', callId: 'c1', result: { done: true } })
+      })
+    })
+
+    it.runIf(impl.durable)(`opens its schema (version ${SCHEMA_VERSION}) again, and refuses one newer than it knows`, async () => {
+      await withStores(impl, async (open, _clock, place) => {
+        await (await open()).close()
+        await (await open()).close() // migrations already applied: a no-op
+        await impl.setVersion!(place, SCHEMA_VERSION + 1)
+        await expect(open()).rejects.toBeInstanceOf(StoreSchemaError)
+        await expect(open()).rejects.toThrow(`schema is version ${SCHEMA_VERSION + 1}; this toolwire knows versions up to ${SCHEMA_VERSION}`)
+      })
+    })
+  })
+}
+
+describe('canonical input and sealing', () => {
+  it('canonicalJson sorts keys at every level; inputHash depends on content only', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}')
+    expect(inputHash({ a: 1, b: 2 })).toBe(inputHash({ b: 2, a: 1 }))
+    expect(inputHash({ a: 1 })).not.toBe(inputHash({ a: 2 }))
+    expect(inputHash({ a: 1 })).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it('a sealed input does not open under another id, another key, or altered', () => {
+    const key = Buffer.alloc(32, 7)
+    const stored = sealInput('id1', { password: 'pw', x: 1 }, undefined, key)
+    expect(openInput('id1', stored, key)).toEqual({ password: 'pw', x: 1 })
+    expect(() => openInput('id2', stored, key)).toThrow()
+    expect(() => openInput('id1', stored, Buffer.alloc(32, 8))).toThrow()
+    const flipped = stored.sealed!.slice(0, -2) + (stored.sealed!.endsWith('A') ? 'BA' : 'AA')
+    expect(() => openInput('id1', { ...stored, sealed: flipped }, key)).toThrow()
+    expect(() => sealInput('id1', {}, undefined, Buffer.alloc(16))).toThrow(/32 bytes/)
+    // hex and base64 text of the same 32 bytes are the same key
+    expect(openInput('id1', stored, key.toString('hex'))).toEqual({ password: 'pw', x: 1 })
+    expect(openInput('id1', stored, key.toString('base64'))).toEqual({ password: 'pw', x: 1 })
+  })
+
+  it('a declared sensitive field is redacted too; an input with nothing sensitive is not marked redacted', () => {
+    const stored = sealInput('id', { token: 't', path: 'p' }, new Set(['token']))
+    expect(stored).toEqual({ input: { token: '[redacted]', path: 'p' }, sealed: null, redacted: true })
+    const plain = sealInput('id', { path: 'p' })
+    expect(plain.redacted).toBe(false)
+    expect(openInput('id', plain)).toEqual({ path: 'p' })
+  })
+
+  it('random ids carry 128 bits', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => randomId('c_')))
+    expect(ids.size).toBe(1000)
+    for (const id of ids) expect(Buffer.from(id.slice(2), 'base64url')).toHaveLength(16)
+  })
+})
+
+describe('approval tokens', () => {
+  const secret = 'a secret of at least sixteen bytes'
+  const claims = { confirmationId: randomId(), callId: 'call-1', tool: 'delete_file', inputHash: inputHash({ path: 'x' }) }
+
+  it('a signed token verifies to its claims', () => {
+    const token = signApproval(secret, claims)
+    expect(token.startsWith('tw1.')).toBe(true)
+    expect(verifyApproval(secret, token)).toEqual(claims)
+  })
+
+  it('a forged, altered or foreign token is refused', () => {
+    const token = signApproval(secret, claims)
+    const [v, body, mac] = token.split('.') as [string, string, string]
+    const otherBody = Buffer.from(JSON.stringify([claims.confirmationId, claims.callId, 'drop_table', claims.inputHash])).toString('base64url')
+    expect(verifyApproval(secret, `${v}.${otherBody}.${mac}`)).toBeUndefined()
+    expect(verifyApproval(secret, `${v}.${body}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`)).toBeUndefined()
+    expect(verifyApproval(secret, `${v}.${body}.${mac}=`)).toBeUndefined()
+    expect(verifyApproval(secret, `tw2.${body}.${mac}`)).toBeUndefined()
+    expect(verifyApproval('another secret, sixteen bytes+', token)).toBeUndefined()
+    expect(verifyApproval(secret, signApproval('another secret, sixteen bytes+', claims))).toBeUndefined()
+    expect(verifyApproval(secret, claims.confirmationId)).toBeUndefined()
+    expect(verifyApproval(secret, 42)).toBeUndefined()
+    expect(verifyApproval(secret, 'x'.repeat(5000))).toBeUndefined()
+  })
+
+  it('a secret shorter than 16 bytes is refused', () => {
+    expect(() => signApproval('short', claims)).toThrow(/16 bytes/)
+  })
+})
+
+describe('loading', () => {
+  it('the root entry reaches neither the store nor a driver; the store entry loads its drivers only on open', async () => {
+    const meta = async (entry: string) =>
+      (await build({ entryPoints: [entry], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' })).metafile!
+    const root = await meta('src/index.ts')
+    expect(Object.keys(root.inputs).filter((f) => f.includes('runtime/store'))).toEqual([])
+    const rootImports = Object.values(root.outputs).flatMap((o) => o.imports.map((i) => i.path))
+    expect(rootImports.filter((p) => p === 'better-sqlite3' || p === 'pg')).toEqual([])
+    const store = await meta('src/runtime/store/index.ts')
+    const drivers = Object.values(store.outputs)
+      .flatMap((o) => o.imports)
+      .filter((i) => i.path === 'better-sqlite3' || i.path === 'pg')
+    expect(drivers.map((i) => [i.path, i.kind]).sort()).toEqual([
+      ['better-sqlite3', 'dynamic-import'],
+      ['pg', 'dynamic-import'],
+    ])
+  })
+})
