@@ -36,6 +36,7 @@ describe('framework integration examples', () => {
 
   it('each integration entry loads its own framework only', () => {
     expect([...importsOf(join(root, 'dist', 'ai-sdk.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['ai'])
+    expect([...importsOf(join(root, 'dist', 'langchain.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['@langchain/core'])
   })
 
   it('ai-sdk.mjs', () => {
@@ -44,5 +45,13 @@ describe('framework integration examples', () => {
     expect(out).toContain('bad call: tool-error invalid - Invalid arguments: /path: must be string')
     expect(out).toContain('approve? Delete notes.txt')
     expect(out).toContain('ai-sdk example ok')
+  })
+
+  it('langchain.mjs', () => {
+    const out = run('langchain.mjs')
+    expect(out).toContain('read_file: status error, view invalid: Invalid arguments: /path: must be string')
+    expect(out).toContain('approve? Delete notes.txt')
+    expect(out).toContain('delete_file after approval: status success: true')
+    expect(out).toContain('langchain example ok')
   })
 })
