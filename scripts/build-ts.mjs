@@ -17,6 +17,7 @@ export const ENTRIES = {
   providers: 'src/integrations/providers/index.ts',
   'ai-sdk': 'src/integrations/ai-sdk.ts',
   langchain: 'src/integrations/langchain.ts',
+  store: 'src/runtime/store/index.ts',
   cli: 'src/cli.ts',
 }
 
