@@ -1,14 +1,15 @@
 /**
- * One admitted call, from admission to its single settlement: the gates (signal,
- * permission, confirmation, breaker, concurrency), the body and its retries, and the
- * one settlement that feeds the view, metrics, spans, evidence and events.
+ * One admitted call, from admission to its single settlement, and the stage functions
+ * its pipeline is composed of (pipeline.ts composes them per tool): the start stages, the
+ * gates (permission, confirmation, breaker, concurrency), the body with its timeout and
+ * retries, and the settlement fan-out (metrics, breaker, parking, span, evidence, events).
+ * A call depends on its `CallHost`, never on the manager.
  */
-import type { CircuitBreaker } from './breaker.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
-import type { CallOptions, PermissionDecision, PermissionHook, ToolContext, ToolDefinition } from './tool.js'
-import type { ToolEvents, ToolManager } from './manager.js'
+import type { CallOptions, PermissionDecision, ToolContext, ToolDefinition } from './tool.js'
+import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { OutcomeDiagnostics, OutcomeInvocation, ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
@@ -16,43 +17,12 @@ import { redact, redactChanges } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
-import type { Validator } from '../core/validate.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
-
-/** @internal A registered tool, compiled. */
-export interface ToolEntry {
-  readonly def: ToolDefinition<never>
-  readonly name: string
-  readonly validate: Validator
-  readonly validateOutput: Validator | undefined
-  readonly untrusted: boolean
-  /** The tool's timeout, else the manager's. */
-  readonly timeoutMs: number | undefined
-  /** The manager's and the tool's permission hooks, in order (empty: none). */
-  readonly permissionHooks: readonly PermissionHook[]
-  readonly limit: number
-  readonly queueLimit: number
-  active: number
-  readonly queue: Call[]
-  readonly breaker: CircuitBreaker | undefined
-  readonly outcome: ((args: never, invocation: OutcomeInvocation) => unknown) | undefined
-  readonly sensitive: ReadonlySet<string> | undefined
-  readonly metricsId: number
-}
-
-/** @internal */
-export interface Settlement {
-  readonly view: CallResult
-  readonly result: ToolResult
-  readonly raw: unknown
-  readonly ran: boolean
-  readonly reported: string | undefined
-  readonly diagnostics: OutcomeDiagnostics
-}
+import { containedController } from './signal.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
-export type Continuation = typeof CONTINUE_CONFIRMED | ((ctx: ToolContext) => unknown) | undefined
+export type Continuation = typeof CONTINUE_CONFIRMED | ContinuationBody | undefined
 
 export function newDiagnostics(): OutcomeDiagnostics {
   return { configurationFailures: [], late: [] }
@@ -108,63 +78,38 @@ export class BatchSink {
   }
 }
 
-type AbortListener = ((this: AbortSignal, event: Event) => unknown) | { handleEvent(event: Event): unknown }
-
-/**
- * Makes the `abort` listeners a tool adds to its own signal (with `addEventListener` or
- * `onabort`) unable to end the process: Node reports a listener's throw, or its rejected
- * promise, as an uncaught exception, and the abort is dispatched by the runtime (a timeout,
- * a cancel). Such errors go to `onError` (the `error` event) instead. Other event types
- * and removal work as on any signal.
- */
-function containAbortListeners(signal: AbortSignal, onError: (err: unknown) => void): void {
-  const add = signal.addEventListener
-  const remove = signal.removeEventListener
-  const wrappers = new WeakMap<object, (event: Event) => void>()
-  const wrap = (listener: AbortListener): ((event: Event) => void) => {
-    let w = wrappers.get(listener)
-    if (w === undefined) {
-      w = (event: Event): void => {
-        try {
-          const r = typeof listener === 'function' ? listener.call(signal, event) : listener.handleEvent(event)
-          if (typeof r === 'object' && r !== null) when(r, () => undefined, onError)
-        } catch (err) {
-          onError(err)
-        }
-      }
-      wrappers.set(listener, w)
-    }
-    return w
-  }
-  const contained = (type: unknown, listener: unknown): listener is AbortListener =>
-    type === 'abort' && ((typeof listener === 'object' && listener !== null) || typeof listener === 'function')
-  const onabort = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'onabort')
-  let handler: unknown = null
-  Object.defineProperties(signal, {
-    addEventListener: {
-      value(this: AbortSignal, type: string, listener: unknown, options?: unknown) {
-        return add.call(this, type, (contained(type, listener) ? wrap(listener) : listener) as EventListener, options as AddEventListenerOptions)
-      },
-      configurable: true,
-      writable: true,
-    },
-    removeEventListener: {
-      value(this: AbortSignal, type: string, listener: unknown, options?: unknown) {
-        const w = contained(type, listener) ? wrappers.get(listener) : undefined
-        return remove.call(this, type, (w ?? listener) as EventListener, options as EventListenerOptions)
-      },
-      configurable: true,
-      writable: true,
-    },
-    onabort: {
-      get: () => handler,
-      set(this: AbortSignal, value: unknown) {
-        handler = value
-        onabort?.set?.call(this, typeof value === 'function' ? wrap(value as AbortListener) : value)
-      },
-      configurable: true,
-    },
-  })
+/** The stage functions pipelines are composed of (see pipeline.ts). Each is used by every tool that needs it. */
+export interface CallStages {
+  /** Start: counts the call as started (in-flight gauge). */
+  readonly metricsStart: Stage<Call>
+  /** Start: the `call_start` event. */
+  readonly callStart: Stage<Call>
+  /** Start: the call's span. */
+  readonly spanStart: Stage<Call>
+  /** Gate: the permission hooks. */
+  readonly permission: Stage<Call>
+  /** Gate: the confirmation rule (deferred mode); parks the call when confirmation is needed. */
+  readonly confirmation: Stage<Call>
+  /** Gate: the circuit breaker. */
+  readonly breaker: Stage<Call>
+  /** Gate: the tool's concurrency limiter. */
+  readonly concurrency: Stage<Call>
+  /** After a successful body: the output schema check (development). */
+  readonly outputCheck: Stage<Call>
+  /** Settlement: metrics. */
+  readonly metricsEnd: Stage<Call>
+  /** Settlement: the breaker's verdict on an admitted call. */
+  readonly breakerEnd: Stage<Call>
+  /** Settlement: parks a call whose body asked for input (a suspension). */
+  readonly parkSuspension: Stage<Call>
+  /** Settlement: ends the span. */
+  readonly spanEnd: Stage<Call>
+  /** Settlement: appends the evidence record. */
+  readonly evidence: Stage<Call>
+  /** Settlement: the `call_end` event with the call record. */
+  readonly callEnd: Stage<Call>
+  /** Starts a call the limiter dequeued; false when it settled while it waited. */
+  readonly startQueued: (call: Call) => boolean
 }
 
 /** The largest delay `setTimeout` can represent; a longer timeout never fires. */
@@ -180,6 +125,34 @@ function wallSpan(durationMs: number): { startMs: number; endMs: number } {
   return { startMs: Math.floor(endMs - durationMs), endMs }
 }
 
+const { getPrototypeOf, hasOwn } = Object
+const PromiseProto = Promise.prototype
+const PromiseThen = PromiseProto.then
+
+/** Subscribes to a body's promise: natively for a plain native promise, else with `when` (any thenable, hostile ones too). */
+function subscribe(value: object, onValue: (v: unknown) => void, onError: (e: unknown) => void): void {
+  try {
+    if (getPrototypeOf(value) === PromiseProto && !hasOwn(value, 'then')) {
+      PromiseThen.call(value as Promise<unknown>, onValue, onError)
+      return
+    }
+  } catch {
+    // a Proxy trap threw, or an object that only looks like a promise: `when` reads it as any thenable
+  }
+  when(value, onValue, onError)
+}
+
+/** The `resolve` of the promise being constructed (no closure per call). */
+let captured: ((value: CallResult | Settlement) => void) | undefined
+const capture = (resolve: (value: CallResult | Settlement) => void): void => {
+  captured = resolve
+}
+
+type Span = ReturnType<CallTracer['start']>
+
+/** The stage functions, set when the `Call` class is defined (its static block). */
+export let STAGES: CallStages
+
 /** One admitted call, from admission to its single settlement. */
 export class Call implements ToolContext {
   // Everything but the ToolContext members is #private: the body receives this object as
@@ -187,12 +160,16 @@ export class Call implements ToolContext {
   readonly callId: string
   readonly toolName: string
   #settled = false
-  #controller: AbortController | undefined
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #retryTimer: ReturnType<typeof setTimeout> | undefined
-  #onAbort: (() => void) | undefined
-  #resolve!: (value: CallResult | Settlement) => void
+  #controller: AbortController | undefined = undefined
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined
+  #retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
+  #onAbort: (() => void) | undefined = undefined
+  #resolve: ((value: CallResult | Settlement) => void) | undefined = undefined
+  #sink: BatchSink | undefined = undefined
+  #index = 0
   readonly #startedAt = performance.now()
+  /** The next gate to run. */
+  #gate = 0
   /** Holds one of the tool's concurrency slots (from the body's start until the call settled and no body runs). */
   #running = false
   /** A body attempt has started and not yet returned or settled its promise. */
@@ -202,33 +179,41 @@ export class Call implements ToolContext {
   /** What the body returned (helper `ok` unwrapped), for the raw contract. */
   #raw: unknown = undefined
   #ran = false
-  #reported: string | undefined
+  #reported: string | undefined = undefined
   #callbackSettled = true
-  #diagnostics: OutcomeDiagnostics | undefined
-  #span: ReturnType<CallTracer['start']>
-  readonly #tm: ToolManager
+  #diagnostics: OutcomeDiagnostics | undefined = undefined
+  #span: Span = undefined
+  /** What the call settled with (`undefined`: a plain success, `#okData`) and its view, for the settlement stages. */
+  #result: ToolResult | undefined = undefined
+  #okData: JsonValue | undefined = undefined
+  #view: CallResult | undefined = undefined
+  #canonical: ToolResult | undefined = undefined
+  #durationMs = 0
+  readonly #host: CallHost
   readonly #entry: ToolEntry
+  readonly #pipeline: Pipeline<Call>
   readonly #input: unknown
   readonly #options: CallOptions | undefined
-  readonly #mode: 'view' | 'settlement'
+  readonly #mode: CallMode
   readonly #continuation: Continuation
   /** The sequence number of a generated call id; 0 for a caller-chosen id. */
   readonly #seq: number
 
   constructor(
-    tm: ToolManager,
+    host: CallHost,
     entry: ToolEntry,
     callId: string,
     input: unknown,
     options: CallOptions | undefined,
-    mode: 'view' | 'settlement',
+    mode: CallMode,
     continuation: Continuation,
     seq = 0,
   ) {
     this.callId = callId
     this.toolName = entry.name
-    this.#tm = tm
+    this.#host = host
     this.#entry = entry
+    this.#pipeline = entry.pipeline as Pipeline<Call>
     this.#input = input
     this.#options = options
     this.#mode = mode
@@ -247,7 +232,11 @@ export class Call implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    return this.#getSignal()
+    if (this.#controller === undefined) {
+      this.#controller = containedController((err) => this.#host.reportError(this.callId, this.#entry.name, err))
+      if (this.#settled) this.#controller.abort()
+    }
+    return this.#controller.signal
   }
 
   get attempt(): number {
@@ -256,91 +245,86 @@ export class Call implements ToolContext {
 
   registerUndo(restore: () => unknown): void {
     if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
-    this.#tm.registerUndo(this.callId, restore)
+    this.#host.registerUndo(this.callId, restore)
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
-    if (this.#settled || !this.#tm.hasListeners('progress')) return
+    if (this.#settled || !this.#host.hasListeners('progress')) return
     // what reaches listeners (and the MCP wire) is a finite number and a string, nothing else the tool made
     if (typeof progress !== 'number' || !Number.isFinite(progress)) return
     const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
     if (typeof total === 'number' && Number.isFinite(total)) event.total = total
     if (typeof message === 'string') event.message = message
-    this.#tm.emit('progress', event)
-  }
-
-  #getSignal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController()
-      containAbortListeners(this.#controller.signal, (err) => this.#tm.reportError(this.callId, this.#entry.name, err))
-      if (this.#settled) this.#controller.abort()
-    }
-    return this.#controller.signal
+    this.#host.emit('progress', event)
   }
 
   start(): Promise<CallResult | Settlement> {
-    const promise = new Promise<CallResult | Settlement>((resolve) => {
-      this.#resolve = resolve
-    })
+    const promise = new Promise<CallResult | Settlement>(capture)
+    this.#resolve = captured
+    captured = undefined
     this.#begin()
     return promise
   }
 
   /** Starts a call of a batch: its view lands in `sink` instead of a promise of its own. */
   startInto(sink: BatchSink, index: number): void {
-    this.#resolve = (view) => sink.put(index, view as CallResult)
+    this.#sink = sink
+    this.#index = index
     this.#begin()
   }
 
   #begin(): void {
-    const tm = this.#tm
-    const entry = this.#entry
+    const start = this.#pipeline.start
+    for (let i = 0; i < start.length; i++) start[i]!(this)
     const options = this.#options
-    tm.metricsBuffer.started(entry.metricsId)
-    try {
-      if (tm.hasListeners('call_start')) tm.emit('call_start', { callId: this.callId, tool: entry.name })
-      if (tm.tracer !== undefined) this.#span = tm.tracer.start(entry.name, this.callId, entry.def.description, this.#input, entry.sensitive)
-    } catch (err) {
-      // telemetry never stops a call
-      tm.reportError(this.callId, entry.name, err)
-    }
-    const signal = options?.signal
-    if (signal !== undefined) {
-      try {
-        if (signal.aborted) {
-          this.#finish(cancelledResult('signal'))
+    if (options !== undefined) {
+      const signal = options.signal
+      if (signal !== undefined) {
+        try {
+          if (signal.aborted) {
+            this.#finish(cancelledResult('signal'))
+            return
+          }
+          this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
+          signal.addEventListener('abort', this.#onAbort, { once: true })
+        } catch (err) {
+          // a signal-like object that throws: the options are at fault, not the tool
+          this.#onAbort = undefined
+          this.#host.reportError(this.callId, this.#entry.name, err)
+          this.#finish(ToolResult.failed(refusalError('invalid_options', 'The call options could not be read: signal')))
           return
         }
-        this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
-        signal.addEventListener('abort', this.#onAbort, { once: true })
-      } catch (err) {
-        // a signal-like object that throws: the options are at fault, not the tool
-        this.#onAbort = undefined
-        tm.reportError(this.callId, entry.name, err)
-        this.#finish(ToolResult.failed(refusalError('invalid_options', 'The call options could not be read: signal')))
-        return
       }
     }
-    tm.track(this)
-    const timeoutMs = options?.timeoutMs ?? entry.timeoutMs
+    this.#host.track(this)
+    const timeoutMs = options?.timeoutMs ?? this.#entry.timeoutMs
     // setTimeout fires at once for a delay it cannot represent: such a timeout never fires
-    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
-      this.#timer = setTimeout(
-        () => this.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`))),
-        timeoutMs,
-      )
-    }
-    this.#guarded(() => {
-      if (this.#continuation !== undefined) this.#admit()
-      else if (entry.permissionHooks.length !== 0) this.#checkPermission()
-      else this.#gate()
-    })
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) this.#timer = setTimeout(Call.#timedOut, timeoutMs, this, timeoutMs)
+    this.#gate = this.#continuation === undefined ? 0 : this.#pipeline.continueAt
+    this.#proceed()
+  }
+
+  static #timedOut(call: Call, timeoutMs: number): void {
+    call.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`)))
   }
 
   /**
-   * Runs a step of the call; anything it throws (a bug, or a hostile value that slipped
-   * through) settles the call as a generic error instead of escaping.
+   * Runs the next gate, or the body once every gate let the call through. Anything a
+   * stage throws (a bug, or a hostile value that slipped through) settles the call as a
+   * generic error instead of escaping.
    */
+  #proceed(): void {
+    if (this.#settled) return
+    try {
+      const gates = this.#pipeline.gates
+      if (this.#gate < gates.length) gates[this.#gate++]!(this)
+      else this.#runBody()
+    } catch (err) {
+      this.#panic(err)
+    }
+  }
+
+  /** Runs a step of the call; a throw settles the call as a generic error. */
   #guarded(step: () => void): void {
     try {
       step()
@@ -351,16 +335,18 @@ export class Call implements ToolContext {
 
   /** Settles the call as a generic error after an unexpected throw in the pipeline. */
   #panic(err: unknown): void {
-    this.#tm.reportError(this.callId, this.#entry.name, err)
+    this.#host.reportError(this.callId, this.#entry.name, err)
     this.#finish(ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)))
   }
+
+  // ---------------------------------------------------------------- gates
 
   #checkPermission(): void {
     const hooks = this.#entry.permissionHooks
     const request = Object.freeze({ tool: this.#entry.name, input: this.#input, callId: this.callId })
     const step = (i: number): void => {
       if (this.#settled) return
-      if (i === hooks.length) return this.#gate()
+      if (i === hooks.length) return this.#proceed()
       let decision: PermissionDecision | Promise<PermissionDecision>
       try {
         decision = hooks[i]!(request)
@@ -387,7 +373,7 @@ export class Call implements ToolContext {
   }
 
   #denyOnError(err: unknown): void {
-    this.#tm.reportError(this.callId, this.#entry.name, err)
+    this.#host.reportError(this.callId, this.#entry.name, err)
     this.#finish(ToolResult.failed(refusalError('permission_denied', 'The permission check failed')))
   }
 
@@ -418,9 +404,9 @@ export class Call implements ToolContext {
   }
 
   /** The confirmation gate (deferred mode). */
-  #gate(): void {
+  #checkConfirmation(): void {
     const rule = this.#entry.def.needsConfirmation
-    if (rule === undefined || rule === false) return this.#admit()
+    if (rule === undefined || rule === false) return this.#proceed()
     let needed: boolean | Promise<boolean>
     try {
       needed = rule === true ? true : (rule as (i: unknown, c: ToolContext) => boolean | Promise<boolean>)(this.#input, this)
@@ -429,7 +415,7 @@ export class Call implements ToolContext {
     }
     when(
       needed,
-      (n) => this.#guarded(() => (n ? this.#askConfirmation() : this.#admit())),
+      (n) => this.#guarded(() => (n ? this.#askConfirmation() : this.#proceed())),
       (err) => this.#guarded(() => this.#fail(err)),
     )
   }
@@ -461,7 +447,8 @@ export class Call implements ToolContext {
       } catch (err) {
         return this.#fail(err)
       }
-      this.#tm.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
+      // the park point: the call continues (or not) with tm.confirm
+      this.#host.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
       this.#finish(result)
     }
     // either may be async; a rejection of either fails the call (and is never left unhandled)
@@ -487,28 +474,33 @@ export class Call implements ToolContext {
     )
   }
 
-  #admit(): void {
-    if (this.#settled) return
+  #checkBreaker(): void {
     const entry = this.#entry
-    if (entry.breaker !== undefined) {
-      if (!entry.breaker.admit()) {
-        this.#finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
-        return
-      }
-      this.#admittedByBreaker = true
+    if (!entry.breaker!.admit()) {
+      this.#finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
+      return
     }
-    if (entry.active < entry.limit) {
-      entry.active++
-      this.#running = true
-      this.#runBody()
-    } else if (entry.queue.length < entry.queueLimit) {
-      entry.queue.push(this)
-    } else {
-      this.#finish(
-        ToolResult.failed(refusalError('concurrency_limit', `Tool "${entry.name}" is at its concurrency limit and its queue is full`)),
-      )
+    this.#admittedByBreaker = true
+    this.#proceed()
+  }
+
+  #checkConcurrency(): void {
+    const entry = this.#entry
+    switch (entry.limiter!.acquire(this)) {
+      case 'run':
+        this.#running = true
+        this.#proceed()
+        return
+      case 'queued':
+        return
+      case 'full':
+        this.#finish(
+          ToolResult.failed(refusalError('concurrency_limit', `Tool "${entry.name}" is at its concurrency limit and its queue is full`)),
+        )
     }
   }
+
+  // ---------------------------------------------------------------- the body
 
   /**
    * Starts the body (first attempt or a retry). The body counts as running, and keeps its
@@ -533,17 +525,33 @@ export class Call implements ToolContext {
       this.#guarded(() => this.#fail(err))
       return
     }
-    when(
+    if (typeof ret !== 'object' || ret === null) {
+      this.#onValue(ret)
+      return
+    }
+    subscribe(
       ret,
-      (v) => {
-        this.#bodyDone()
-        this.#guarded(() => this.#complete(v))
-      },
-      (e) => {
-        this.#bodyDone()
-        this.#guarded(() => this.#fail(e))
-      },
+      (v) => this.#onValue(v),
+      (e) => this.#onError(e),
     )
+  }
+
+  #onValue(value: unknown): void {
+    this.#bodyDone()
+    try {
+      this.#complete(value)
+    } catch (err) {
+      this.#panic(err)
+    }
+  }
+
+  #onError(err: unknown): void {
+    this.#bodyDone()
+    try {
+      this.#fail(err)
+    } catch (e) {
+      this.#panic(e)
+    }
   }
 
   /** The body's attempt returned or settled: a call that already settled gives its slot back now. */
@@ -552,12 +560,11 @@ export class Call implements ToolContext {
     if (this.#settled) this.#leaveSlot()
   }
 
-  /** Gives the concurrency slot back (once) and starts queued calls. */
+  /** Gives the concurrency slot back (once); the limiter starts queued calls. */
   #leaveSlot(): void {
     if (!this.#running) return
     this.#running = false
-    this.#entry.active--
-    this.#releaseSlot()
+    this.#entry.limiter!.release()
   }
 
   #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
@@ -587,7 +594,7 @@ export class Call implements ToolContext {
         }
         if (this.#settled) {
           diagnostics.late.push(Object.freeze({ message }))
-          this.#tm.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
+          this.#host.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
         } else if (this.#reported === undefined) {
           this.#reported = message
         }
@@ -639,28 +646,36 @@ export class Call implements ToolContext {
       if (plain) data = toFrozenJson(value)
       else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
     } catch (err) {
-      this.#tm.reportError(this.callId, this.#entry.name, err)
+      this.#host.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
       if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = describeThrown(err).message
     }
     if (this.#reported !== undefined && !result!.isError()) result = ToolResult.failed(toolError('other', this.#reported))
-    if (this.#tm.development && this.#entry.validateOutput !== undefined && (result === undefined || result.isSuccess())) {
-      try {
-        const issues = this.#entry.validateOutput(result === undefined ? data : (result.data() ?? result.text()))
-        if (issues !== undefined) this.#tm.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
-      } catch (err) {
-        // output validation is a development aid: it never changes the outcome
-        this.#tm.reportError(this.callId, this.#entry.name, err)
-      }
+    const check = this.#pipeline.check
+    if (check !== undefined && (result === undefined || result.isSuccess())) {
+      this.#result = result
+      this.#okData = data
+      check(this)
     }
     if (result === undefined) this.#finish(undefined, data)
     else this.#settleAttempt(result)
   }
 
+  /** The output schema check: a development aid that never changes the outcome. */
+  #checkOutput(): void {
+    const result = this.#result
+    try {
+      const issues = this.#entry.validateOutput!(result === undefined ? this.#okData : (result.data() ?? result.text()))
+      if (issues !== undefined) this.#host.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
+    } catch (err) {
+      this.#host.reportError(this.callId, this.#entry.name, err)
+    }
+  }
+
   #fail(err: unknown): void {
     if (this.#settled) return
-    this.#tm.reportError(this.callId, this.#entry.name, err)
+    this.#host.reportError(this.callId, this.#entry.name, err)
     if (this.#reported !== undefined && this.#diagnostics !== undefined) {
       this.#diagnostics.pipeline = describeThrown(err).message
       return this.#settleAttempt(ToolResult.failed(toolError('other', this.#reported)))
@@ -675,29 +690,33 @@ export class Call implements ToolContext {
 
   /** Ends one attempt: retries a retryable error when allowed, else settles. */
   #settleAttempt(result: ToolResult): void {
-    const retry = this.#entry.def.retry
-    const error = result.error()
     // only a body's failure is retried: a failing gate (permission, confirmation) is not a reason to run the body
-    if (retry !== undefined && this.#ran && error !== undefined && error.retryable && this.#reported === undefined && typeof this.#continuation !== 'function') {
+    if (this.#pipeline.retry && this.#ran && this.#reported === undefined && typeof this.#continuation !== 'function') {
+      const error = result.error()
+      const retry = this.#entry.def.retry!
       const attempts = retry.attempts ?? 3
-      if (this.#attemptNo < attempts) {
+      if (error !== undefined && error.retryable && this.#attemptNo < attempts) {
         const base = retry.baseMs ?? 100
         const cap = retry.maxMs ?? 5000
         const delay = Math.random() * Math.min(cap, base * 2 ** (this.#attemptNo - 1))
         const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
         // a retry the timeout would cut short is not started: the caller gets the real error
         if (timeoutMs !== undefined && performance.now() - this.#startedAt + delay >= timeoutMs) return this.#finish(result)
-        this.#retryTimer = setTimeout(() => {
-          this.#retryTimer = undefined
-          if (this.#settled) return
-          this.#attemptNo++
-          this.#guarded(() => this.#runBody())
-        }, delay)
+        this.#retryTimer = setTimeout(Call.#retry, delay, this)
         return
       }
     }
     this.#finish(result)
   }
+
+  static #retry(call: Call): void {
+    call.#retryTimer = undefined
+    if (call.#settled) return
+    call.#attemptNo++
+    call.#guarded(() => call.#runBody())
+  }
+
+  // ---------------------------------------------------------------- settlement
 
   /** Settles from outside the body (cancel, signal, timeout) and aborts the tool's signal. */
   #interrupt(result: ToolResult): void {
@@ -707,7 +726,7 @@ export class Call implements ToolContext {
       this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
     } catch (err) {
       // an abort listener the tool added threw: the call is settled already
-      this.#tm.reportError(this.callId, this.#entry.name, err)
+      this.#host.reportError(this.callId, this.#entry.name, err)
     }
   }
 
@@ -715,7 +734,7 @@ export class Call implements ToolContext {
   #finish(settled: ToolResult | undefined, okData?: JsonValue): void {
     if (this.#settled) return
     this.#settled = true
-    const tm = this.#tm
+    const host = this.#host
     const entry = this.#entry
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer)
@@ -726,72 +745,53 @@ export class Call implements ToolContext {
         // a signal-like object that throws: its listener is `once` and checks #settled
       }
     }
-    tm.untrack(this)
+    host.untrack(this)
     if (this.#running) {
       // a body still running keeps the slot until it returns or settles
       if (!this.#bodyActive) this.#leaveSlot()
-    } else {
-      const i = entry.queue.indexOf(this)
-      if (i >= 0) entry.queue.splice(i, 1)
+    } else if (entry.limiter !== undefined) {
+      entry.limiter.withdraw(this)
     }
     let view: CallResult
     try {
       view = settled === undefined ? okView(okData as JsonValue, this.callId, entry.untrusted) : viewOf(settled, this.callId)
     } catch (err) {
       // a result that cannot be shown (a bug, or a forged result) settles as a generic error
-      tm.reportError(this.callId, entry.name, err)
+      host.reportError(this.callId, entry.name, err)
       settled = ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE))
       view = viewOf(settled, this.callId)
     }
-    try {
-      this.#record(settled, view)
-    } catch (err) {
-      // bookkeeping never keeps a call from settling
-      tm.reportError(this.callId, entry.name, err)
+    this.#result = settled
+    this.#view = view
+    this.#durationMs = performance.now() - this.#startedAt
+    // the current pipeline's fan-out: a listener attached while the call ran hears its end
+    const fanOut = (entry.pipeline as Pipeline<Call>).settle
+    for (let i = 0; i < fanOut.length; i++) {
+      try {
+        fanOut[i]!(this)
+      } catch (err) {
+        // bookkeeping never keeps a call from settling
+        host.reportError(this.callId, entry.name, err)
+      }
     }
-    if (this.#mode === 'view') {
-      this.#resolve(view)
+    if (this.#sink !== undefined) {
+      this.#sink.put(this.#index, view)
+    } else if (this.#mode === 'view') {
+      this.#resolve!(view)
     } else {
-      const result = settled ?? canonicalOf(view)!
-      this.#resolve({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
+      const result = this.#canonicalResult()
+      this.#resolve!({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
     }
   }
 
-  /** The breaker, parking, metrics, span, evidence and `call_end` of a settled call. */
-  #record(settled: ToolResult | undefined, view: CallResult): void {
-    const tm = this.#tm
-    const entry = this.#entry
-    const durationMs = performance.now() - this.#startedAt
-    if (settled === undefined) tm.metricsBuffer.succeeded(entry.metricsId, durationMs)
-    else tm.metricsBuffer.settled(entry.metricsId, settled, durationMs)
-    if (this.#admittedByBreaker) {
-      const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
-      entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
-    }
-    if (settled !== undefined && settled.isPending() && this.#ran) {
-      tm.park(settled.pendingRequest()!.id, 'suspension', entry, this.#input, this.callId, this.#options?.timeoutMs)
-    }
-    const evidence = tm.evidence
-    if (this.#span === undefined && evidence === undefined && !tm.hasListeners('call_end')) return
-    const result = settled ?? canonicalOf(view)!
-    if (this.#span !== undefined) {
-      try {
-        tm.tracer!.end(this.#span, result, entry.sensitive)
-      } catch (err) {
-        tm.reportError(this.callId, entry.name, err)
-      }
-    }
-    if (evidence !== undefined && this.#ran) this.#writeEvidence(evidence, result, durationMs)
-    if (tm.hasListeners('call_end')) {
-      const { startMs, endMs } = wallSpan(durationMs)
-      const record = callRecord(this.callId, entry.name, result, startMs, endMs, this.#attemptNo, tm.canUndo(this.callId))
-      tm.emit('call_end', { callId: this.callId, tool: entry.name, status: view.status, statusName: result.statusName(), durationMs, result, view, record })
-    }
+  /** The canonical result the call settled with (built on first use for a plain success). */
+  #canonicalResult(): ToolResult {
+    return (this.#canonical ??= this.#result ?? canonicalOf(this.#view!)!)
   }
 
   #writeEvidence(store: EvidenceStore, result: ToolResult, durationMs: number): void {
     const fail = (error: unknown): void =>
-      this.#tm.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: describeThrown(error).message, error })
+      this.#host.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: describeThrown(error).message, error })
     try {
       let raw: JsonValue | null = null
       try {
@@ -816,14 +816,72 @@ export class Call implements ToolContext {
     }
   }
 
-  #releaseSlot(): void {
-    const entry = this.#entry
-    while (entry.queue.length > 0 && entry.active < entry.limit) {
-      const next = entry.queue.shift()!
-      if (next.#settled) continue
-      entry.active++
-      next.#running = true
-      next.#guarded(() => next.#runBody())
+  static {
+    const stages: CallStages = {
+      metricsStart: (c) => c.#host.metrics.started(c.#entry.metricsId),
+      callStart: (c) => {
+        if (c.#host.hasListeners('call_start')) c.#host.emit('call_start', { callId: c.callId, tool: c.#entry.name })
+      },
+      spanStart: (c) => {
+        const tracer = c.#host.tracer
+        try {
+          if (tracer !== undefined) c.#span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive)
+        } catch (err) {
+          // telemetry never stops a call
+          c.#host.reportError(c.callId, c.#entry.name, err)
+        }
+      },
+      permission: (c) => c.#checkPermission(),
+      confirmation: (c) => c.#checkConfirmation(),
+      breaker: (c) => c.#checkBreaker(),
+      concurrency: (c) => c.#checkConcurrency(),
+      outputCheck: (c) => c.#checkOutput(),
+      metricsEnd: (c) => {
+        const settled = c.#result
+        if (settled === undefined) c.#host.metrics.succeeded(c.#entry.metricsId, c.#durationMs)
+        else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#durationMs)
+      },
+      breakerEnd: (c) => {
+        if (!c.#admittedByBreaker) return
+        const settled = c.#result
+        const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
+        c.#entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
+      },
+      parkSuspension: (c) => {
+        const settled = c.#result
+        // the park point of a body that asked for input: tm.resume continues it
+        if (settled !== undefined && c.#ran && settled.isPending()) {
+          c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs)
+        }
+      },
+      spanEnd: (c) => {
+        if (c.#span === undefined) return
+        try {
+          c.#host.tracer!.end(c.#span, c.#canonicalResult(), c.#entry.sensitive)
+        } catch (err) {
+          c.#host.reportError(c.callId, c.#entry.name, err)
+        }
+      },
+      evidence: (c) => {
+        const store = c.#host.evidence
+        if (store !== undefined && c.#ran) c.#writeEvidence(store, c.#canonicalResult(), c.#durationMs)
+      },
+      callEnd: (c) => {
+        const host = c.#host
+        if (!host.hasListeners('call_end')) return
+        const result = c.#canonicalResult()
+        const view = c.#view!
+        const { startMs, endMs } = wallSpan(c.#durationMs)
+        const record = callRecord(c.callId, c.#entry.name, result, startMs, endMs, c.#attemptNo, host.canUndo(c.callId))
+        host.emit('call_end', { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#durationMs, result, view, record })
+      },
+      startQueued: (c) => {
+        if (c.#settled) return false
+        c.#running = true
+        c.#proceed()
+        return true
+      },
     }
+    STAGES = Object.freeze(stages)
   }
 }

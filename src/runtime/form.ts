@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import { ok } from '../core/helpers.js'
-import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
+import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './tool.js'
 import { toFrozenJson } from '../core/json.js'
 import { isSensitive, REDACTED } from '../core/redact.js'
 import type { FieldChange, JsonValue } from '../core/types.js'

@@ -4,21 +4,26 @@
  * `ToolResult`.
  */
 import { CircuitBreaker } from './breaker.js'
-import { BatchSink, Call, CONTINUE_CONFIRMED, newDiagnostics, outcomeOf, type Settlement, type ToolEntry } from './call.js'
+import { BatchSink, Call, CONTINUE_CONFIRMED, newDiagnostics, outcomeOf } from './call.js'
+import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
+import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { toFrozenJson } from '../core/json.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
-import { callRecord, type CallRecord } from '../observe/record.js'
+import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
-import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolManifestEntry } from './tool.js'
+import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry } from './tool.js'
 import { clipped } from '../core/redact.js'
-import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
+import { SchemaCompiler, type SchemaOptions } from '../core/validate.js'
+import { checkToolName, prepareSchemas } from '../core/schema-source.js'
+import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 
 export type * from './tool.js'
+export type { ToolEventName, ToolEvents } from './types.js'
 export { TOOL_FAILED_MESSAGE } from './normalize.js'
 
 /** Options of a manager. */
@@ -41,34 +46,11 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly telemetry?: TelemetryOptions
 }
 
-/** Payloads of the manager's events. */
-export interface ToolEvents {
-  call_start: { readonly callId: string; readonly tool: string }
-  call_end: {
-    readonly callId: string
-    readonly tool: string
-    readonly status: CallResult['status']
-    readonly statusName: ReturnType<ToolResult['statusName']>
-    readonly durationMs: number
-    readonly result: ToolResult
-    readonly view: CallResult
-    /** The call's event record (`JSON.stringify(record)` gives the same bytes as the Rust core). */
-    readonly record: CallRecord
-  }
-  error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
-  output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
-  confirmation: { readonly confirmId: string; readonly callId: string; readonly tool: string; readonly approved: boolean; readonly result: CallResult }
-  progress: { readonly callId: string; readonly tool: string; readonly progress: number; readonly total?: number; readonly message?: string }
-  evidence_error: { readonly callId: string; readonly tool: string; readonly message: string; readonly error: unknown }
-  late_report: { readonly callId: string; readonly tool: string; readonly message: string }
-}
-
-export type ToolEventName = keyof ToolEvents
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
 
 /** A parked call: a confirmation or a suspension, continued later. */
 interface Parked {
-  readonly kind: 'confirmation' | 'suspension'
+  readonly kind: ParkKind
   readonly entry: ToolEntry
   readonly input: unknown
   readonly callId: string
@@ -202,11 +184,13 @@ export class ToolManager {
   private readonly compiler: SchemaCompiler
   private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
   private seq = 0
-  /** @internal */ readonly development: boolean
-  /** @internal */ readonly tracer: CallTracer | undefined
-  /** @internal */ readonly evidence: EvidenceStore | undefined
-  /** @internal */ readonly metricsBuffer = new MetricsBuffer()
-  /** @internal */ readonly options: ToolManagerOptions
+  private readonly development: boolean
+  private readonly tracer: CallTracer | undefined
+  private readonly evidence: EvidenceStore | undefined
+  private readonly metricsBuffer = new MetricsBuffer()
+  private readonly options: ToolManagerOptions
+  /** What this manager's calls see of it. */
+  private readonly host: CallHost
 
   constructor(options: ToolManagerOptions = {}) {
     this.options = options
@@ -214,6 +198,19 @@ export class ToolManager {
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
     this.evidence = options.evidence
+    this.host = {
+      metrics: this.metricsBuffer,
+      tracer: this.tracer,
+      evidence: this.evidence,
+      hasListeners: (event) => this.listeners[event] !== undefined,
+      emit: (event, payload) => this.emit(event, payload),
+      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
+      registerUndo: (callId, restore) => this.registerUndo(callId, restore),
+      canUndo: (callId) => this.undos.has(callId),
+      park: (id, kind, entry, input, callId, timeoutMs) => this.park(id, kind, entry, input, callId, timeoutMs),
+      track: (call) => this.track(call as Call),
+      untrack: (call) => this.untrack(call as Call),
+    }
   }
 
   /**
@@ -221,10 +218,11 @@ export class ToolManager {
    * affects only calls admitted after it.
    * @throws TypeError for a malformed definition; SchemaError for a schema that does not compile.
    */
-  register<I>(tool: ToolDefinition<I>, options: { readonly replace?: boolean } = {}): this {
+  register<S extends ToolSchema = ToolSchema, I = InputOf<S>>(tool: ToolDefinition<I, S>, options: RegisterOptions = {}): this {
     if (typeof tool !== 'object' || tool === null) throw new TypeError('toolwire: register() takes a tool definition object')
     const { name } = tool
     if (typeof name !== 'string' || name.length === 0) throw new TypeError('toolwire: a tool needs a non-empty string name')
+    checkToolName(name, options.anyName)
     if (typeof tool.run !== 'function') throw new TypeError(`toolwire: tool "${name}" needs a run(input, ctx) function`)
     if (this.tools.has(name) && options.replace !== true) {
       throw new Error(`toolwire: a tool named "${name}" is already registered; pass { replace: true } to replace it`)
@@ -241,26 +239,42 @@ export class ToolManager {
     if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
       throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
     }
-    const entry: ToolEntry = {
-      def: tool as ToolDefinition<never>,
+    // a JSON Schema or a Standard Schema; the kept definition advertises JSON Schema and its run gets the validated value
+    const schemas = prepareSchemas(tool, this.compiler)
+    const compiled: Omit<ToolEntry, 'pipeline'> = {
+      def: schemas.def as ToolDefinition<never>,
       name,
-      validate: this.compiler.compile(tool.inputSchema, `tool "${name}" inputSchema`),
-      validateOutput:
-        tool.outputSchema === undefined ? undefined : this.compiler.compile(tool.outputSchema, `tool "${name}" outputSchema`),
+      validate: schemas.validate,
+      validateOutput: schemas.validateOutput,
       untrusted: tool.hints?.untrustedContent === true,
       timeoutMs: tool.timeoutMs ?? this.options.timeoutMs,
       permissionHooks: [this.options.permission, tool.permission].filter((h): h is PermissionHook => h !== undefined),
-      limit,
-      queueLimit,
-      active: 0,
-      queue: [],
+      limiter: limiterOf(limit, queueLimit),
       breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
       outcome: outcomeCallbackOf(tool as { execute?: unknown }),
       sensitive: tool.sensitive === undefined ? undefined : new Set(tool.sensitive),
       metricsId: this.metricsBuffer.register(name),
     }
+    const entry: ToolEntry = Object.assign(compiled, { pipeline: compose(compiled, this.features()) })
     this.tools.set(name, entry)
     return this
+  }
+
+  /** What the manager has that pipeline stages serve. */
+  private features(): PipelineFeatures {
+    return {
+      callStart: this.listeners.call_start !== undefined,
+      callEnd: this.listeners.call_end !== undefined,
+      tracer: this.tracer !== undefined,
+      evidence: this.evidence !== undefined,
+      development: this.development,
+    }
+  }
+
+  /** Recomposes every tool's pipeline (a listener a stage serves came or went). */
+  private recompose(): void {
+    const features = this.features()
+    for (const entry of this.tools.values()) entry.pipeline = compose(entry, features)
   }
 
   /** Removes a tool; calls already admitted finish. Returns whether it existed. */
@@ -277,6 +291,7 @@ export class ToolManager {
   on<E extends ToolEventName>(event: E, listener: Listener<E>): this {
     const list = (this.listeners[event] ??= [] as never) as Listener<E>[]
     list.push(listener)
+    if (list.length === 1 && (event === 'call_start' || event === 'call_end')) this.recompose()
     return this
   }
 
@@ -285,17 +300,14 @@ export class ToolManager {
     const list = this.listeners[event] as Listener<E>[] | undefined
     const i = list ? list.indexOf(listener) : -1
     if (i >= 0) list!.splice(i, 1)
-    if (list && list.length === 0) this.listeners[event] = undefined
+    if (list && list.length === 0) {
+      this.listeners[event] = undefined
+      if (event === 'call_start' || event === 'call_end') this.recompose()
+    }
     return this
   }
 
-  /** @internal */
-  hasListeners(event: ToolEventName): boolean {
-    return this.listeners[event] !== undefined
-  }
-
-  /** @internal */
-  emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void {
+  private emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void {
     const list = this.listeners[event] as Listener<E>[] | undefined
     if (list === undefined) return
     for (const listener of list.slice()) {
@@ -407,7 +419,7 @@ export class ToolManager {
     const p = parked!
     p.used = true
     const outcome = approve
-      ? new Call(this, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
+      ? new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
       : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
     return (outcome as Promise<CallResult>).then((view) => {
       this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
@@ -427,7 +439,7 @@ export class ToolManager {
       return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${p.entry.name}" has no resume handler`)))
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, p.input, ctx)
-    return new Call(this, p.entry, p.callId, p.input, p.options, 'view', continuation).start() as Promise<CallResult>
+    return new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', continuation).start() as Promise<CallResult>
   }
 
   private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
@@ -446,8 +458,8 @@ export class ToolManager {
     return undefined
   }
 
-  /** @internal Parks a call under `id` until confirmed or resumed. */
-  park(id: string, kind: 'confirmation' | 'suspension', entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void {
+  /** Parks a call under `id` until confirmed or resumed. */
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void {
     this.sweepParked()
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
     const options = timeoutMs === undefined ? undefined : { timeoutMs }
@@ -485,8 +497,7 @@ export class ToolManager {
     }
   }
 
-  /** @internal */
-  registerUndo(callId: string, restore: () => unknown): void {
+  private registerUndo(callId: string, restore: () => unknown): void {
     this.undos.delete(callId)
     this.undos.set(callId, restore)
     const limit = this.options.undoLimit ?? 1000
@@ -565,8 +576,7 @@ export class ToolManager {
     })
   }
 
-  /** @internal */
-  nextCallId(): string {
+  private nextCallId(): string {
     return this.idPrefix + ++this.seq
   }
 
@@ -614,11 +624,11 @@ export class ToolManager {
       const duplicate = refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)
       return { result: ToolResult.failed(duplicate), options: undefined }
     }
-    return new Call(this, entry, callId, input, options, mode, undefined, seq)
+    return new Call(this.host, entry, callId, input, options, mode, undefined, seq)
   }
 
-  /** @internal A call settled before its body could run. */
-  settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
+  /** A call settled before its body could run. */
+  private settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
     return Promise.resolve(this.earlyView(tool, options, result, bug))
   }
 
@@ -652,8 +662,8 @@ export class ToolManager {
     return view
   }
 
-  /** @internal Emits `error` with what was thrown. Never throws, whatever `error` is. */
-  reportError(callId: string, tool: string, error: unknown): void {
+  /** Emits `error` with what was thrown. Never throws, whatever `error` is. */
+  private reportError(callId: string, tool: string, error: unknown): void {
     if (this.listeners.error === undefined) return
     const { message, stack } = describeThrown(error)
     this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
@@ -671,8 +681,7 @@ export class ToolManager {
     return this.inflight.get(callId)
   }
 
-  /** @internal */
-  track(call: Call): void {
+  private track(call: Call): void {
     if (Call.seqOf(call) !== 0) {
       const i = Call.seqOf(call) & (SLOTS - 1)
       if (this.slots[i] === undefined) {
@@ -683,8 +692,7 @@ export class ToolManager {
     this.inflight.set(call.callId, call)
   }
 
-  /** @internal */
-  untrack(call: Call): void {
+  private untrack(call: Call): void {
     if (Call.seqOf(call) !== 0) {
       const i = Call.seqOf(call) & (SLOTS - 1)
       if (this.slots[i] === call) {

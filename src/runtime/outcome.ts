@@ -5,7 +5,7 @@
  * (after cancellation or a timeout froze the outcome) only updates that invocation's
  * late diagnostics.
  */
-import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './manager.js'
+import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './tool.js'
 import type { ToolErrorKind } from '../core/types.js'
 
 /** What an outcome callback receives besides its arguments. */

@@ -1,0 +1,124 @@
+/**
+ * The types the runtime's modules share: the manager's events, a registered tool
+ * (`ToolEntry`), its compiled pipeline, and the narrow host interface a call depends on
+ * (`CallHost`), so that no runtime module imports the manager.
+ */
+import type { CircuitBreaker } from './breaker.js'
+import type { Limiter } from './limiter.js'
+import type { EvidenceStore } from '../observe/evidence.js'
+import type { MetricsBuffer } from '../observe/metrics.js'
+import type { CallRecord } from '../observe/record.js'
+import type { CallTracer } from '../observe/telemetry.js'
+import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
+import type { PermissionHook, ToolContext, ToolDefinition } from './tool.js'
+import type { ToolResult } from '../core/result.js'
+import type { Issue, Validator } from '../core/validate.js'
+import type { CallResult } from '../core/view.js'
+
+/** Payloads of the manager's events. */
+export interface ToolEvents {
+  call_start: { readonly callId: string; readonly tool: string }
+  call_end: {
+    readonly callId: string
+    readonly tool: string
+    readonly status: CallResult['status']
+    readonly statusName: ReturnType<ToolResult['statusName']>
+    readonly durationMs: number
+    readonly result: ToolResult
+    readonly view: CallResult
+    /** The call's event record (`JSON.stringify(record)` gives the same bytes as the Rust core). */
+    readonly record: CallRecord
+  }
+  error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
+  output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
+  confirmation: { readonly confirmId: string; readonly callId: string; readonly tool: string; readonly approved: boolean; readonly result: CallResult }
+  progress: { readonly callId: string; readonly tool: string; readonly progress: number; readonly total?: number; readonly message?: string }
+  evidence_error: { readonly callId: string; readonly tool: string; readonly message: string; readonly error: unknown }
+  late_report: { readonly callId: string; readonly tool: string; readonly message: string }
+}
+
+export type ToolEventName = keyof ToolEvents
+
+/** @internal The kind of a parked call: waiting for a confirmation, or suspended by its body. */
+export type ParkKind = 'confirmation' | 'suspension'
+
+/**
+ * @internal What a call needs of the manager that admitted it. Everything a call does
+ * outside itself goes through here: events, errors, undo registrations, parking, the
+ * in-flight index and the metrics buffer.
+ */
+export interface CallHost {
+  readonly metrics: MetricsBuffer
+  readonly tracer: CallTracer | undefined
+  readonly evidence: EvidenceStore | undefined
+  hasListeners(event: ToolEventName): boolean
+  emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
+  /** Emits `error` with what was thrown. Never throws. */
+  reportError(callId: string, tool: string, error: unknown): void
+  registerUndo(callId: string, restore: () => unknown): void
+  canUndo(callId: string): boolean
+  /** Parks a call under `id` until it is confirmed or resumed (the park point of the pipeline). */
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void
+  /** Adds and removes a call from the in-flight index (`tm.cancel`). */
+  track(call: ToolContext): void
+  untrack(call: ToolContext): void
+}
+
+/** @internal A registered tool, compiled. Immutable but for its pipeline, recomposed when listeners change. */
+export interface ToolEntry {
+  readonly def: ToolDefinition<never>
+  readonly name: string
+  readonly validate: Validator
+  readonly validateOutput: Validator | undefined
+  readonly untrusted: boolean
+  /** The tool's timeout, else the manager's. */
+  readonly timeoutMs: number | undefined
+  /** The manager's and the tool's permission hooks, in order (empty: none). */
+  readonly permissionHooks: readonly PermissionHook[]
+  /** The tool's own concurrency limiter; `undefined` without a limit. */
+  readonly limiter: Limiter | undefined
+  readonly breaker: CircuitBreaker | undefined
+  readonly outcome: ((args: never, invocation: OutcomeInvocation) => unknown) | undefined
+  readonly sensitive: ReadonlySet<string> | undefined
+  readonly metricsId: number
+  /** The stages this tool's calls run, composed at registration (see pipeline.ts). */
+  pipeline: Pipeline
+}
+
+/** @internal A pipeline stage: runs on a call; stages never throw (each settles the call on a failure). */
+export type Stage<C> = (call: C) => void
+
+/**
+ * @internal The stages of one tool's calls, composed from the same stage functions for
+ * every tool: only the stages a tool uses are in it.
+ */
+export interface Pipeline<C = never> {
+  /** At the start of a call (metrics, `call_start`, span). */
+  readonly start: readonly Stage<C>[]
+  /** The gates, in order (permission, confirmation, breaker, concurrency); the body follows. */
+  readonly gates: readonly Stage<C>[]
+  /** Where a continued call (confirmed, resumed) enters the gates: after permission and confirmation. */
+  readonly continueAt: number
+  /** After a successful body, before settling (the output check in development). */
+  readonly check: Stage<C> | undefined
+  /** The settlement fan-out, in order (metrics, breaker, parking, span, evidence, `call_end`). */
+  readonly settle: readonly Stage<C>[]
+  /** Whether the body may be retried. */
+  readonly retry: boolean
+}
+
+/** @internal The settled outcome of a call in `settlement` mode (the raw contract). */
+export interface Settlement {
+  readonly view: CallResult
+  readonly result: ToolResult
+  readonly raw: unknown
+  readonly ran: boolean
+  readonly reported: string | undefined
+  readonly diagnostics: OutcomeDiagnostics
+}
+
+/** @internal How a call ends: resolving its promise, or placing its view into a batch. */
+export type CallMode = 'view' | 'settlement'
+
+/** @internal What a continued call runs instead of the tool's body. */
+export type ContinuationBody = (ctx: ToolContext) => unknown
