@@ -16,6 +16,7 @@ export const ENTRIES = {
   demo: 'src/demo/index.ts',
   providers: 'src/integrations/providers/index.ts',
   'ai-sdk': 'src/integrations/ai-sdk.ts',
+  'openai-agents': 'src/integrations/openai-agents.ts',
   langchain: 'src/integrations/langchain.ts',
   store: 'src/runtime/store/index.ts',
   cli: 'src/cli.ts',

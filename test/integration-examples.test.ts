@@ -37,6 +37,7 @@ describe('framework integration examples', () => {
   it('each integration entry loads its own framework only', () => {
     expect([...importsOf(join(root, 'dist', 'ai-sdk.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['ai'])
     expect([...importsOf(join(root, 'dist', 'langchain.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['@langchain/core'])
+    expect([...importsOf(join(root, 'dist', 'openai-agents.js'))].filter((p) => FRAMEWORKS.includes(p))).toEqual(['@openai/agents'])
   })
 
   it('ai-sdk.mjs', () => {
@@ -53,5 +54,13 @@ describe('framework integration examples', () => {
     expect(out).toContain('approve? Delete notes.txt')
     expect(out).toContain('delete_file after approval: status success: true')
     expect(out).toContain('langchain example ok')
+  })
+
+  it('openai-agents.mjs', () => {
+    const out = run('openai-agents.mjs')
+    expect(out).toContain('approve? Delete notes.txt')
+    expect(out).toContain('model saw screenshot: [{"type":"input_text","text":"The screen"},{"type":"input_image"')
+    expect(out).toContain('delete_file: view ok')
+    expect(out).toContain('openai-agents example ok')
   })
 })
