@@ -38,10 +38,11 @@ export declare class BindingMetrics {
 /** A schema compiled by the core (one per tool, made at registration). */
 export declare class BindingSchema {
   /**
-   * Compiles a schema given as JSON text; `resources_json` is an object of URI → schema.
+   * Compiles a schema given as JSON text; `resources_json` is an object of URI → schema;
+   * `formats` asserts `format` (default: an annotation only).
    * Throws when the schema does not compile or a `$ref` does not resolve.
    */
-  static compile(schemaJson: string, resourcesJson: string): BindingSchema
+  static compile(schemaJson: string, resourcesJson: string, formats?: boolean | undefined | null): BindingSchema
   /**
    * Checks only the shape of a schema given as JSON text (depth, and that its evaluation
    * ends), for schemas another validator runs. Returns what is wrong, or `null`.

@@ -2,7 +2,7 @@
 
 use napi::{Error, Result, Status};
 use napi_derive::napi;
-use toolwire::SchemaValidator;
+use toolwire::{SchemaOptions, SchemaValidator};
 
 /// One validation failure.
 #[napi(object)]
@@ -19,10 +19,15 @@ pub struct BindingSchema {
 
 #[napi]
 impl BindingSchema {
-    /// Compiles a schema given as JSON text; `resources_json` is an object of URI → schema.
+    /// Compiles a schema given as JSON text; `resources_json` is an object of URI → schema;
+    /// `formats` asserts `format` (default: an annotation only).
     /// Throws when the schema does not compile or a `$ref` does not resolve.
     #[napi(factory)]
-    pub fn compile(schema_json: String, resources_json: String) -> Result<Self> {
+    pub fn compile(
+        schema_json: String,
+        resources_json: String,
+        formats: Option<bool>,
+    ) -> Result<Self> {
         let schema: serde_json::Value = serde_json::from_str(&schema_json)
             .map_err(|err| Error::new(Status::InvalidArg, format!("schema is not JSON: {err}")))?;
         let resources: serde_json::Map<String, serde_json::Value> =
@@ -33,7 +38,8 @@ impl BindingSchema {
                 )
             })?;
         let resources: Vec<(String, serde_json::Value)> = resources.into_iter().collect();
-        SchemaValidator::compile(&schema, &resources)
+        let options = SchemaOptions::new().formats(formats.unwrap_or(false));
+        SchemaValidator::compile_with(&schema, &resources, options)
             .map(|inner| BindingSchema { inner })
             .map_err(|err| Error::new(Status::InvalidArg, err.to_string()))
     }

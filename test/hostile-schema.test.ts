@@ -14,7 +14,15 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { importMcpTools } from '../src/mcp/client.js'
 import { SchemaError, ToolManager, modelTextOf, ok, toModel, type CallResult } from '../src/index.js'
-import { MAX_DEPTH, MAX_INPUT_VALUES, MAX_ISSUES } from '../src/core/validate.js'
+import {
+  MAX_COUNTED,
+  MAX_DEPTH,
+  MAX_INPUT_VALUES,
+  MAX_ISSUES,
+  MAX_LISTED_VALUES,
+  MAX_PATH_TOKEN,
+  STOPPED_AT_FIRST,
+} from '../src/core/validate.js'
 import { distIndex, ensureBuilt } from './fixtures/mcp/helpers.js'
 
 const SECRET = 'hunter2-SECRET'
@@ -225,22 +233,137 @@ describe('untrusted patterns run in linear time', () => {
   })
 })
 
-describe('the issues listed are capped', () => {
-  for (const [route, schema] of Object.entries({
+describe('the issues listed are capped, and counting stops at a bound', () => {
+  const ROUTES = {
     'ajv route': { type: 'array', items: { type: 'string' } },
     'core route': { type: 'array', items: { type: 'string' }, unevaluatedItems: false },
-  })) {
-    it(`${route}: nearly 1 million invalid items (the most an input may hold) give ${MAX_ISSUES} issues and a count`, async () => {
+  }
+  for (const [route, schema] of Object.entries(ROUTES)) {
+    it(`${route}: a few thousand invalid items give ${MAX_ISSUES} issues and the exact count of the rest`, async () => {
       const tm = new ToolManager()
       register(tm, schema)
-      const items = MAX_INPUT_VALUES - 1 // the array itself is the one more value
+      const items = MAX_LISTED_VALUES / 2
       const r = await tm.call('t', new Array(items).fill(0))
       expect(r.status).toBe('invalid')
       if (r.status !== 'invalid') return
       expect(r.issues).toHaveLength(MAX_ISSUES + 1)
-      expect(r.issues[0]).toEqual({ path: '/0', message: 'must be string' })
-      expect(r.issues[MAX_ISSUES]!.message).toBe(`${items - MAX_ISSUES} more issues not listed`)
-      expect(modelTextOf(r).length).toBeLessThan(20_000)
+      expect(r.issues[MAX_ISSUES - 1]).toEqual({ path: `/${MAX_ISSUES - 1}`, message: 'must be string' })
+      expect(r.issues[MAX_ISSUES]).toEqual({ path: '', message: `${items - MAX_ISSUES} more issues not listed` })
+    })
+  }
+
+  it('core route: nearly 1 million invalid items (the most an input may hold): the validator stops after counting a bound, and says "at least"', async () => {
+    const tm = new ToolManager()
+    register(tm, ROUTES['core route'])
+    const r = await tm.call('t', new Array(MAX_INPUT_VALUES - 1).fill(0)) // the array itself is the one more value
+    expect(r.status).toBe('invalid')
+    if (r.status !== 'invalid') return
+    expect(r.issues).toHaveLength(MAX_ISSUES + 1)
+    expect(r.issues[0]).toEqual({ path: '/0', message: 'must be string' })
+    expect(r.issues[MAX_ISSUES]).toEqual({ path: '', message: `at least ${MAX_COUNTED} more issues not listed` })
+    expect(modelTextOf(r).length).toBeLessThan(20_000)
+  })
+
+  it('ajv route: an input of more than MAX_LISTED_VALUES values is checked up to its first issue, and says there may be more', async () => {
+    const tm = new ToolManager()
+    register(tm, ROUTES['ajv route'])
+    for (const items of [MAX_LISTED_VALUES, MAX_INPUT_VALUES - 1]) {
+      const r = await tm.call('t', new Array(items).fill(0))
+      expect(r).toMatchObject({ status: 'invalid' })
+      if (r.status !== 'invalid') return
+      // early exit: ajv built one error object, not one per item
+      expect(r.issues).toEqual([
+        { path: '/0', message: 'must be string' },
+        { path: '', message: STOPPED_AT_FIRST },
+      ])
+      expect(modelTextOf(r)).toContain(STOPPED_AT_FIRST)
+    }
+    expect(await tm.call('t', new Array(MAX_INPUT_VALUES - 1).fill('s'))).toMatchObject({ status: 'ok' })
+  })
+
+  it('ajv route: a big schema lists every issue only for a proportionally smaller input', async () => {
+    const tm = new ToolManager()
+    const $defs = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`d${i}`, { type: 'string' }]))
+    register(tm, { type: 'array', items: { type: 'string' }, $defs }) // 4,006 values: every issue is listed for at most 249
+    const r = await tm.call('t', new Array(300).fill(0))
+    expect(r).toMatchObject({ status: 'invalid', issues: [{ path: '/0' }, { path: '', message: STOPPED_AT_FIRST }] })
+    const small = await tm.call('t', [0, 0])
+    expect(small).toMatchObject({ status: 'invalid', issues: [{ path: '/0' }, { path: '/1' }] })
+  })
+
+  it('200,000 keys that are not allowed: at most the cap listed, on both routes', async () => {
+    const tm = new ToolManager()
+    register(tm, { type: 'object', properties: { a: {} }, additionalProperties: false }, 'ajv')
+    register(tm, { type: 'object', properties: { a: {} }, unevaluatedProperties: false }, 'core')
+    const input = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]))
+    const ajv = await tm.call('ajv', input)
+    expect(ajv).toMatchObject({ status: 'invalid', issues: [{ path: '/k0', message: 'is not allowed' }, { path: '', message: STOPPED_AT_FIRST }] })
+    const core = await tm.call('core', input)
+    expect(core.status).toBe('invalid')
+    if (core.status !== 'invalid') return
+    expect(core.issues).toHaveLength(MAX_ISSUES + 1)
+    expect(core.issues[0]).toEqual({ path: '/k0', message: 'is not allowed' })
+    // one validator error names every unexpected key: counted exactly, but validation stopped after it
+    expect(core.issues[MAX_ISSUES]).toEqual({ path: '', message: 'at least 199900 more issues not listed' })
+  })
+})
+
+describe('issue paths clip long keys', () => {
+  const HUGE = `${'é'.repeat(MAX_PATH_TOKEN - 2)}/~${'x'.repeat(1_000_000)}`
+  const CLIPPED = `/${'é'.repeat(MAX_PATH_TOKEN - 2)}~1~0…`
+  const SCHEMAS = {
+    ajv: { type: 'object', properties: { a: { type: 'object', additionalProperties: { type: 'string' } } }, additionalProperties: false },
+    core: { type: 'object', properties: { a: { type: 'object', additionalProperties: { type: 'string' } } }, unevaluatedProperties: false },
+  }
+  for (const [route, schema] of Object.entries(SCHEMAS)) {
+    it(`${route} route: a key of a million characters is quoted as its first ${MAX_PATH_TOKEN} characters and …`, async () => {
+      const tm = new ToolManager()
+      register(tm, schema)
+      const r = await tm.call('t', { [HUGE]: 1, a: { [HUGE]: 2 } })
+      expect(r.status).toBe('invalid')
+      if (r.status !== 'invalid') return
+      expect(r.issues.map((i) => i.path).sort()).toEqual([CLIPPED, `/a${CLIPPED}`].sort())
+      expect(modelTextOf(r).length).toBeLessThan(1_000)
+      expect(JSON.stringify(r).length).toBeLessThan(2_000)
+    })
+  }
+
+  it('a key of exactly MAX_PATH_TOKEN characters (astral ones count once) is quoted whole, on both routes', async () => {
+    const tm = new ToolManager()
+    register(tm, SCHEMAS.ajv, 'ajv')
+    register(tm, SCHEMAS.core, 'core')
+    const key = '😀'.repeat(MAX_PATH_TOKEN)
+    for (const name of ['ajv', 'core']) {
+      expect(await tm.call(name, { [key]: 1 }), name).toMatchObject({ status: 'invalid', issues: [{ path: `/${key}` }] })
+      expect(await tm.call(name, { [key + 'x']: 1 }), name).toMatchObject({ status: 'invalid', issues: [{ path: `/${key}…` }] })
+    }
+  })
+
+  it('a required key the schema names is clipped the same way', async () => {
+    const tm = new ToolManager()
+    register(tm, { type: 'object', required: [HUGE] }, 'ajv')
+    register(tm, { type: 'object', required: [HUGE], unevaluatedProperties: false }, 'core')
+    for (const name of ['ajv', 'core']) {
+      expect(await tm.call(name, {}), name).toMatchObject({ status: 'invalid', issues: [{ path: CLIPPED, message: 'is required' }] })
+    }
+  })
+})
+
+describe('formats: true asserts format on both routes', () => {
+  const SCHEMAS = {
+    ajv: { type: 'object', properties: { to: { type: 'string', format: 'email' } } },
+    // a pattern routes the schema to the core's validator
+    core: { type: 'object', properties: { to: { type: 'string', format: 'email' }, id: { type: 'string', pattern: '^[a-z]+$' } } },
+  }
+  for (const [route, schema] of Object.entries(SCHEMAS)) {
+    it(`${route} route`, async () => {
+      const strict = new ToolManager({ formats: true })
+      const lax = new ToolManager()
+      register(strict, schema)
+      register(lax, schema)
+      expect(await strict.call('t', { to: 'nobody' })).toMatchObject({ status: 'invalid', issues: [{ path: '/to', message: 'must match format "email"' }] })
+      expect(await strict.call('t', { to: 'a@example.com' })).toMatchObject({ status: 'ok' })
+      expect(await lax.call('t', { to: 'nobody' })).toMatchObject({ status: 'ok' })
     })
   }
 })

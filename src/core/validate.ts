@@ -10,8 +10,13 @@
  *   any validator descends into it;
  * - schemas with `pattern` / `patternProperties` run on the core's linear-time regex
  *   engine; a pattern it cannot run (lookaround, backreferences) is a SchemaError;
- * - issue messages say what is wrong, never what the value was;
- * - at most {@link MAX_ISSUES} issues are listed, then one that counts the rest;
+ * - issue messages say what is wrong, never what the value was; an object key in an issue's
+ *   path is clipped to {@link MAX_PATH_TOKEN} characters;
+ * - at most {@link MAX_ISSUES} issues are listed, then one that counts the rest (on the
+ *   core's route counting stops after {@link MAX_COUNTED} more, and says "at least"); on
+ *   ajv's route every issue is collected only for an input of at most
+ *   {@link MAX_LISTED_VALUES} values (fewer for a big schema), else checking stops at the
+ *   first issue and says there may be more;
  * - a validator never throws.
  */
 import { createRequire } from 'node:module'
@@ -42,10 +47,28 @@ export interface SchemaOptions {
   readonly schemaResources?: Readonly<Record<string, object | boolean>>
 }
 
-/** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level). */
-export const MAX_DEPTH = 100
+/** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level): the core's `MAX_VALUE_DEPTH`, owned by json.ts. */
+export const MAX_DEPTH: number = MAX_VALUE_DEPTH
+import { MAX_VALUE_DEPTH } from './json.js'
 /** How many issues are listed before one that counts the rest. */
 export const MAX_ISSUES = 100
+/** How many issues beyond those listed the core's validator counts before it stops ("at least N more"). */
+export const MAX_COUNTED = 10_000
+/**
+ * The most characters (Unicode code points) of an object key an issue's path quotes: a longer
+ * key is cut to its first `MAX_PATH_TOKEN` characters followed by `…`, then escaped as a JSON
+ * Pointer token. The same on both routes.
+ */
+export const MAX_PATH_TOKEN = 64
+/**
+ * On ajv's route, every issue is collected only when the input holds at most this many values
+ * (counted as {@link shapeProblem} does) times 100 / the schema's values, when that is less;
+ * a bigger input is checked up to its first issue, so an invalid input cannot make ajv build
+ * an error object per value.
+ */
+export const MAX_LISTED_VALUES = 10_000
+/** The summary issue when checking stopped at the first issue. */
+export const STOPPED_AT_FIRST = 'checking stopped at the first issue; there may be more'
 
 const DRAFT7 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/
 const DRAFT2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/
@@ -55,13 +78,30 @@ export class SchemaError extends Error {
   override name = 'SchemaError'
 }
 
-function escapePointer(token: string): string {
+/** An object key as a JSON Pointer token: clipped to {@link MAX_PATH_TOKEN} code points (then `…`), then escaped. */
+function escapePointer(key: string): string {
+  let token = key
+  // a key of at most MAX_PATH_TOKEN UTF-16 units has at most that many code points
+  if (key.length > MAX_PATH_TOKEN) {
+    let end = 0
+    for (let n = 0; n < MAX_PATH_TOKEN && end < key.length; n++) end += (key.codePointAt(end) ?? 0) > 0xffff ? 2 : 1
+    if (end < key.length) token = `${key.slice(0, end)}…`
+  }
   return token.replace(/~/g, '~0').replace(/\//g, '~1')
+}
+
+/** A JSON Pointer from ajv with every token clipped as {@link escapePointer} does. */
+function clipPath(pointer: string): string {
+  if (pointer.length <= MAX_PATH_TOKEN) return pointer
+  return pointer
+    .split('/')
+    .map((token, i) => (i === 0 || token.length <= MAX_PATH_TOKEN ? token : escapePointer(token.replace(/~1/g, '/').replace(/~0/g, '~'))))
+    .join('/')
 }
 
 function toIssue(error: ErrorObject): Issue {
   const params = error.params as Record<string, unknown>
-  let path = error.instancePath
+  let path = clipPath(error.instancePath)
   if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
     path += `/${escapePointer(params.missingProperty)}`
   } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
@@ -94,7 +134,13 @@ const VALUE_FREE = new Set([
  * the work exponential), else `undefined`. Iterative; a cyclic value is `'deep'`.
  */
 export function shapeProblem(value: unknown, depth: number, values: number): 'deep' | 'large' | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
+  const measured = measure(value, depth, values)
+  return typeof measured === 'number' ? undefined : measured
+}
+
+/** How many values `value` holds, counted as {@link shapeProblem} counts them, or what makes it too big. */
+function measure(value: unknown, depth: number, values: number): number | 'deep' | 'large' {
+  if (typeof value !== 'object' || value === null) return 1
   const stack: [object, number][] = [[value, 1]]
   let count = 1
   while (stack.length > 0) {
@@ -109,7 +155,7 @@ export function shapeProblem(value: unknown, depth: number, values: number): 'de
       if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
     }
   }
-  return undefined
+  return count
 }
 
 /** The most values an input may hold (counted along every path) before it is refused unchecked. */
@@ -136,13 +182,21 @@ function capped<T>(items: readonly T[], toIssue: (item: T) => Issue): readonly I
   return Object.freeze(issues)
 }
 
-/** A validator that checks the input's depth first and never throws. */
-function guarded(check: Validator): Validator {
+/** The issues of an early-exit validation, then one that says checking stopped there. */
+function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
+  return Object.freeze([...errors.slice(0, MAX_ISSUES).map(toIssue), Object.freeze({ path: '', message: STOPPED_AT_FIRST })])
+}
+
+/** A compiled check, given the input and how many values it holds. */
+type Check = (value: unknown, values: number) => readonly Issue[] | undefined
+
+/** A validator that checks the input's depth and size first and never throws. */
+function guarded(check: Check): Validator {
   return (value) => {
     try {
-      const problem = shapeProblem(value, MAX_DEPTH, MAX_INPUT_VALUES)
-      if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : TOO_LARGE
-      return check(value)
+      const values = measure(value, MAX_DEPTH, MAX_INPUT_VALUES)
+      if (typeof values !== 'number') return values === 'deep' ? TOO_DEEP : TOO_LARGE
+      return check(value, values)
     } catch {
       // a getter or Proxy in the input threw, or it holds what JSON cannot carry
       return NOT_JSON
@@ -192,18 +246,18 @@ function schemaText(schema: object, what: string): string {
 
 /** Compiles schemas for one tool manager. */
 export class SchemaCompiler {
-  private draft2020: AjvCore | undefined
-  private draft7: AjvCore | undefined
+  /** ajv instances by draft and mode: early exit (`first`) or every error (`all`). */
+  private readonly ajvs = new Map<string, AjvCore>()
   private resourcesJson: string | undefined
 
   constructor(private readonly options: SchemaOptions = {}) {}
 
-  private instance(draft: '2020' | '7'): AjvCore {
-    const existing = draft === '7' ? this.draft7 : this.draft2020
+  private instance(draft: '2020' | '7', mode: 'first' | 'all'): AjvCore {
+    const existing = this.ajvs.get(draft + mode)
     if (existing) return existing
     const Ctor = ajvClass(draft)
     const ajv = new Ctor({
-      allErrors: true,
+      allErrors: mode === 'all',
       strict: false,
       ownProperties: true,
       validateFormats: this.options.formats === true,
@@ -222,9 +276,15 @@ export class SchemaCompiler {
         }
       }
     }
-    if (draft === '7') this.draft7 = ajv
-    else this.draft2020 = ajv
+    this.ajvs.set(draft + mode, ajv)
     return ajv
+  }
+
+  /** `schema` compiled by `ajv`; throws what ajv throws. */
+  private static ajvCompile(ajv: AjvCore, schema: object): ValidateFunction {
+    const id = (schema as { $id?: unknown }).$id
+    if (typeof id === 'string' && ajv.getSchema(id) !== undefined) ajv.removeSchema(id)
+    return ajv.compile(schema)
   }
 
   /**
@@ -240,7 +300,7 @@ export class SchemaCompiler {
     return this.resourcesJson
   }
 
-  private compileUnguarded(schema: unknown, what: string): Validator {
+  private compileUnguarded(schema: unknown, what: string): Check {
     if (typeof schema === 'boolean') {
       const none = Object.freeze([Object.freeze({ path: '', message: 'no value is allowed (schema is false)' })])
       return schema ? () => undefined : () => none
@@ -248,7 +308,8 @@ export class SchemaCompiler {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
       throw new SchemaError(`${what} must be a JSON Schema object or boolean`)
     }
-    const problem = shapeProblem(schema, MAX_DEPTH, MAX_SCHEMA_VALUES)
+    const schemaValues = measure(schema, MAX_DEPTH, MAX_SCHEMA_VALUES)
+    const problem = typeof schemaValues === 'number' ? undefined : schemaValues
     if (problem === 'deep') throw new SchemaError(`${what} is not usable: it nests deeper than ${MAX_DEPTH} levels`)
     if (problem === 'large') throw new SchemaError(`${what} is not usable: it holds more than ${MAX_SCHEMA_VALUES} values`)
     const declared = (schema as { $schema?: unknown }).$schema
@@ -266,34 +327,38 @@ export class SchemaCompiler {
     // ajv would recurse without end on a schema whose references loop in place: the core checks the shape
     const shape = BindingSchema.check(schemaText(schema, what), this.resources())
     if (shape !== null) throw new SchemaError(`${what} is not usable: ${shape.replace(/^the schema (is not usable: )?/, '')}`)
-    const ajv = this.instance(draft)
-    let validate: ValidateFunction
+    let first: ValidateFunction
     try {
-      const id = (schema as { $id?: unknown }).$id
-      if (typeof id === 'string' && ajv.getSchema(id) !== undefined) ajv.removeSchema(id)
-      validate = ajv.compile(schema)
+      first = SchemaCompiler.ajvCompile(this.instance(draft, 'first'), schema)
     } catch {
       // ajv cannot read this schema (e.g. an empty enum, a relative $id): the core's validator can
       return this.compileInCore(schema, what)
     }
-    let core: Validator | undefined
-    return (value) => {
+    // every error only where ajv's error objects stay few: a small input, scaled down for a big schema
+    const listed = Math.floor((MAX_LISTED_VALUES * 100) / Math.max(100, typeof schemaValues === 'number' ? schemaValues : 0))
+    let all: ValidateFunction | undefined
+    let core: Check | undefined
+    return (value, values) => {
       try {
-        return validate(value) ? undefined : capped(validate.errors ?? [], toIssue)
+        if (first(value)) return undefined
+        if (values > listed) return stoppedAtFirst(first.errors ?? [])
+        const firstErrors = first.errors ?? []
+        all ??= SchemaCompiler.ajvCompile(this.instance(draft, 'all'), schema)
+        return capped(all(value) ? firstErrors : (all.errors ?? []), toIssue)
       } catch {
         // ajv threw on this value: the core validates it (compiled once, on first need)
         core ??= this.compileInCore(schema, what)
-        return core(value)
+        return core(value, values)
       }
     }
   }
 
   /** Compiles with the core's validator (full 2020-12 dynamic scope and annotation support). */
-  private compileInCore(schema: object, what: string): Validator {
+  private compileInCore(schema: object, what: string): Check {
     const text = schemaText(schema, what)
     let compiled: InstanceType<typeof BindingSchema>
     try {
-      compiled = BindingSchema.compile(text, this.resources())
+      compiled = BindingSchema.compile(text, this.resources(), this.options.formats === true)
     } catch (err) {
       const message = (err as Error).message
       if (message.startsWith('the schema ') || message.includes('linear-time regex engine')) {

@@ -46,6 +46,7 @@ pub use output::{ContentPart, PartKind, ToolOutput};
 pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
 pub use schema::{
-    Issue, SchemaCompileError, SchemaValidator, MAX_DEPTH, MAX_ISSUES, SCHEMA_RED_ZONE,
+    Issue, SchemaCompileError, SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES,
+    MAX_PATH_TOKEN, SCHEMA_RED_ZONE,
 };
-pub use wire::{WireError, MAX_VALUE_DEPTH, WIRE_VERSION};
+pub use wire::{to_js_json, WireError, MAX_VALUE_DEPTH, WIRE_VERSION};

@@ -42,8 +42,25 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::CallStatus;
-use crate::{ToolErrorKind, ToolResult};
+use crate::{Disposition, ToolErrorKind, ToolResult};
+
+/// (De)serializes a [`Disposition`] as its telemetry name.
+mod status_name {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    use crate::Disposition;
+
+    pub fn serialize<S: Serializer>(status: &Disposition, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(status.status_name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Disposition, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Disposition::from_status_name(&name).ok_or_else(|| {
+            de::Error::unknown_variant(&name, &["success", "error", "denied", "skipped", "pending"])
+        })
+    }
+}
 
 /// The largest distance from the epoch a JavaScript `Date` can hold, in milliseconds.
 const MAX_UNIX_MS: i64 = 8_640_000_000_000_000;
@@ -71,8 +88,10 @@ pub struct CallRecord {
     pub call_id: String,
     /// The tool's name.
     pub tool: String,
-    /// The settled status.
-    pub status: CallStatus,
+    /// The settled disposition, written as its telemetry name
+    /// ([`Disposition::status_name`]: `denied` for a refusal).
+    #[serde(with = "status_name")]
+    pub status: Disposition,
     /// The error kind, when `status` is `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ToolErrorKind>,
@@ -154,7 +173,7 @@ impl CallRecord {
         Ok(CallRecord {
             call_id: call_id.into(),
             tool: tool.into(),
-            status: CallStatus::of(result),
+            status: result.disposition(),
             error_kind: result.error().map(|error| error.kind()),
             refusal_code: result
                 .refusal()
@@ -178,7 +197,7 @@ impl CallRecord {
     /// assert!(json.starts_with(r#"{"call_id":"c","tool":"t","status":"skipped","started_at":"#));
     /// ```
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a CallRecord always serializes")
+        crate::to_js_json(self)
     }
 
     /// Parses a record's JSON. Unknown fields are rejected.

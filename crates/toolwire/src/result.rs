@@ -27,6 +27,21 @@ pub enum Disposition {
 }
 
 impl Disposition {
+    /// Every disposition, in [`Self::code`] order.
+    ///
+    /// ```
+    /// use toolwire::Disposition;
+    /// assert_eq!(Disposition::ALL[2], Disposition::Refused);
+    /// assert!(Disposition::ALL.iter().enumerate().all(|(i, d)| d.code() as usize == i));
+    /// ```
+    pub const ALL: [Disposition; 5] = [
+        Disposition::Success,
+        Disposition::Error,
+        Disposition::Refused,
+        Disposition::Skipped,
+        Disposition::Pending,
+    ];
+
     /// The name used as `status` on the wire.
     ///
     /// ```
@@ -54,6 +69,53 @@ impl Disposition {
             Disposition::Refused => "denied",
             Disposition::Skipped => "skipped",
             Disposition::Pending => "pending",
+        }
+    }
+
+    /// The disposition a telemetry name ([`Self::status_name`]) stands for.
+    ///
+    /// ```
+    /// use toolwire::Disposition;
+    /// assert_eq!(Disposition::from_status_name("denied"), Some(Disposition::Refused));
+    /// assert_eq!(Disposition::from_status_name("refused"), None);
+    /// ```
+    pub fn from_status_name(name: &str) -> Option<Disposition> {
+        Disposition::ALL
+            .into_iter()
+            .find(|d| d.status_name() == name)
+    }
+
+    /// The numeric code in metrics batches ([`crate::metrics::MetricsRecorder::record_batch`]):
+    /// 0 success, 1 error, 2 refused (`denied`), 3 skipped, 4 pending.
+    ///
+    /// ```
+    /// assert_eq!(toolwire::Disposition::Pending.code(), 4);
+    /// ```
+    pub const fn code(self) -> u8 {
+        match self {
+            Disposition::Success => 0,
+            Disposition::Error => 1,
+            Disposition::Refused => 2,
+            Disposition::Skipped => 3,
+            Disposition::Pending => 4,
+        }
+    }
+
+    /// The disposition of a numeric code, if it names one.
+    ///
+    /// ```
+    /// use toolwire::Disposition;
+    /// assert_eq!(Disposition::from_code(2), Some(Disposition::Refused));
+    /// assert_eq!(Disposition::from_code(5), None);
+    /// ```
+    pub const fn from_code(code: u8) -> Option<Disposition> {
+        match code {
+            0 => Some(Disposition::Success),
+            1 => Some(Disposition::Error),
+            2 => Some(Disposition::Refused),
+            3 => Some(Disposition::Skipped),
+            4 => Some(Disposition::Pending),
+            _ => None,
         }
     }
 }

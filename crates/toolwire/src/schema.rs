@@ -8,8 +8,11 @@
 //! - an input nesting deeper than [`MAX_DEPTH`] levels is one issue, not a deep descent;
 //! - `pattern` and `patternProperties` run on a linear-time regex engine; a pattern it
 //!   cannot run (lookaround, backreferences) does not compile;
-//! - an issue message never quotes the input, only what the schema says;
+//! - an issue message never quotes the input, only what the schema says, and an object key
+//!   in an issue's path is clipped to [`MAX_PATH_TOKEN`] characters;
 //! - at most [`MAX_ISSUES`] issues are listed, then one that says how many more there were;
+//!   counting stops after [`MAX_COUNTED`] more (the validator stops there too), and the
+//!   count then says "at least";
 //! - compiling and validating run where the stack has room for them.
 
 use std::fmt;
@@ -39,6 +42,31 @@ pub const MAX_DEPTH: usize = shape::MAX_DEPTH;
 /// assert!(issues[toolwire::MAX_ISSUES].message().contains("900 more"));
 /// ```
 pub const MAX_ISSUES: usize = 100;
+
+/// How many issues beyond the [`MAX_ISSUES`] listed are counted before validation stops:
+/// the last issue then says "at least" that many more.
+///
+/// ```
+/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"items": {"type": "string"}}), &[]).unwrap();
+/// let issues = v.validate(&serde_json::json!(vec![0; 50_000]));
+/// assert_eq!(issues.len(), toolwire::MAX_ISSUES + 1);
+/// assert_eq!(issues[toolwire::MAX_ISSUES].message(), "at least 10000 more issues not listed");
+/// ```
+pub const MAX_COUNTED: usize = 10_000;
+
+/// The most characters (Unicode scalar values) of an object key that an issue's path
+/// quotes. A longer key is cut to its first `MAX_PATH_TOKEN` characters followed by `…`
+/// (then escaped as a JSON Pointer token), so a path names the key without carrying it.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({"properties": {"a": {}}, "additionalProperties": false});
+/// let v = toolwire::SchemaValidator::compile(&schema, &[]).unwrap();
+/// let key = "k".repeat(10_000);
+/// let issues = v.validate(&json!({ key: 1 }));
+/// assert_eq!(issues[0].path(), format!("/{}…", "k".repeat(toolwire::MAX_PATH_TOKEN)));
+/// ```
+pub const MAX_PATH_TOKEN: usize = 64;
 
 /// Below this much free stack, compiling and validating move to a fresh stack (bounded
 /// depths keep every schema that compiles, on every input, within it).
@@ -89,6 +117,52 @@ impl Issue {
     /// ```
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+/// How [`SchemaValidator::compile_with`] reads a schema. The default asserts no `format`.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwire::{SchemaOptions, SchemaValidator};
+/// let schema = json!({"type": "string", "format": "email"});
+/// let lax = SchemaValidator::compile_with(&schema, &[], SchemaOptions::new()).unwrap();
+/// assert!(lax.validate(&json!("not an email")).is_empty());
+/// let strict = SchemaValidator::compile_with(&schema, &[], SchemaOptions::new().formats(true)).unwrap();
+/// assert_eq!(strict.validate(&json!("not an email"))[0].message(), "must match format \"email\"");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchemaOptions {
+    formats: bool,
+}
+
+impl SchemaOptions {
+    /// The defaults: `format` is an annotation, as JSON Schema 2020-12 says, in every draft.
+    ///
+    /// ```
+    /// assert!(!toolwire::SchemaOptions::new().asserts_formats());
+    /// ```
+    pub const fn new() -> Self {
+        SchemaOptions { formats: false }
+    }
+
+    /// Whether `format` (date-time, email, uri, ...) is asserted: a value that does not
+    /// match its format is an issue. Unknown formats are ignored either way.
+    ///
+    /// ```
+    /// assert!(toolwire::SchemaOptions::new().formats(true).asserts_formats());
+    /// ```
+    pub const fn formats(self, assert: bool) -> Self {
+        SchemaOptions { formats: assert }
+    }
+
+    /// Whether these options assert `format`.
+    ///
+    /// ```
+    /// assert!(!toolwire::SchemaOptions::default().asserts_formats());
+    /// ```
+    pub const fn asserts_formats(self) -> bool {
+        self.formats
     }
 }
 
@@ -154,8 +228,9 @@ fn with_stack<T>(f: impl FnOnce() -> T) -> T {
 }
 
 impl SchemaValidator {
-    /// Compiles `schema`; `resources` are `(uri, schema)` pairs that `$ref`s may name.
-    /// Without `$schema`, the schema is read as draft 2020-12.
+    /// Compiles `schema` with the default [`SchemaOptions`]; `resources` are
+    /// `(uri, schema)` pairs that `$ref`s may name. Without `$schema`, the schema is read
+    /// as draft 2020-12.
     ///
     /// ```
     /// use serde_json::json;
@@ -175,12 +250,30 @@ impl SchemaValidator {
         schema: &Value,
         resources: &[(String, Value)],
     ) -> Result<Self, SchemaCompileError> {
+        Self::compile_with(schema, resources, SchemaOptions::default())
+    }
+
+    /// Compiles `schema` as [`Self::compile`] does, read with `options`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::{SchemaOptions, SchemaValidator};
+    /// let options = SchemaOptions::new().formats(true);
+    /// let v = SchemaValidator::compile_with(&json!({"format": "date"}), &[], options).unwrap();
+    /// assert!(v.validate(&json!("2026-12-01")).is_empty());
+    /// assert_eq!(v.validate(&json!("yesterday")).len(), 1);
+    /// ```
+    pub fn compile_with(
+        schema: &Value,
+        resources: &[(String, Value)],
+        options: SchemaOptions,
+    ) -> Result<Self, SchemaCompileError> {
         if shape::depth_exceeds(schema, MAX_DEPTH) {
             return Err(SchemaCompileError(format!(
                 "the schema nests deeper than {MAX_DEPTH} levels"
             )));
         }
-        with_stack(|| Self::compile_checked(schema, resources))
+        with_stack(|| Self::compile_checked(schema, resources, options))
     }
 
     /// Checks only the shape of `schema`: that it nests at most [`MAX_DEPTH`] levels and
@@ -210,6 +303,7 @@ impl SchemaValidator {
     fn compile_checked(
         schema: &Value,
         resources: &[(String, Value)],
+        schema_options: SchemaOptions,
     ) -> Result<Self, SchemaCompileError> {
         let draft = draft_of(schema);
         let known = known_resources(resources);
@@ -220,7 +314,8 @@ impl SchemaValidator {
             .map_err(|err| SchemaCompileError(err.to_string()))?;
         let mut options = jsonschema::options()
             .with_registry(&registry)
-            .with_pattern_options(jsonschema::PatternOptions::regex());
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .should_validate_formats(schema_options.formats);
         if let Some(draft) = draft {
             options = options.with_draft(draft);
         }
@@ -231,8 +326,10 @@ impl SchemaValidator {
     }
 
     /// Every violation of the schema by `instance`; empty when it is valid. At most
-    /// [`MAX_ISSUES`] are listed, then one that says how many more there were. Messages
-    /// say what is wrong, never what the value was.
+    /// [`MAX_ISSUES`] are listed, then one at the root that says how many more there
+    /// were: `"N more issues not listed"`, or, once [`MAX_COUNTED`] more were counted and
+    /// validation stopped, `"at least N more issues not listed"`. Messages say what is
+    /// wrong, never what the value was; paths clip long keys ([`MAX_PATH_TOKEN`]).
     ///
     /// ```
     /// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"minimum": 5}), &[]).unwrap();
@@ -254,19 +351,20 @@ impl SchemaValidator {
             }
             let mut issues = Vec::new();
             let mut more = 0usize;
+            let mut stopped = false;
+            // iter_errors is lazy: stopping here stops the validator
             for err in self.inner.iter_errors(instance) {
-                for issue in issues_of(&err) {
-                    if issues.len() < MAX_ISSUES {
-                        issues.push(issue);
-                    } else {
-                        more += 1;
-                    }
+                more += push_issues(&err, &mut issues);
+                if more >= MAX_COUNTED {
+                    stopped = true;
+                    break;
                 }
             }
             if more > 0 {
+                let at_least = if stopped { "at least " } else { "" };
                 issues.push(Issue {
                     path: String::new(),
-                    message: format!("{more} more issues not listed"),
+                    message: format!("{at_least}{more} more issues not listed"),
                 });
             }
             issues
@@ -344,37 +442,80 @@ fn compile_message(err: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
-fn pointer_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+/// An object key as a JSON Pointer token: clipped to [`MAX_PATH_TOKEN`] characters
+/// (then `…`), then escaped.
+fn pointer_token(key: &str) -> String {
+    let clipped = match key.char_indices().nth(MAX_PATH_TOKEN) {
+        Some((end, _)) => format!("{}…", &key[..end]),
+        None => key.to_owned(),
+    };
+    clipped.replace('~', "~0").replace('/', "~1")
+}
+
+/// A JSON Pointer from the validator with every token clipped as [`pointer_token`] does.
+fn clipped_path(pointer: &str) -> String {
+    // a token of at most MAX_PATH_TOKEN bytes has at most that many characters
+    if pointer
+        .split('/')
+        .all(|token| token.len() <= MAX_PATH_TOKEN)
+    {
+        return pointer.to_owned();
+    }
+    let mut out = String::with_capacity(pointer.len().min(1024));
+    for token in pointer.split('/').skip(1) {
+        out.push('/');
+        if token.len() <= MAX_PATH_TOKEN {
+            out.push_str(token);
+        } else {
+            out.push_str(&pointer_token(&token.replace("~1", "/").replace("~0", "~")));
+        }
+    }
+    out
 }
 
 fn limit(value: &Value) -> String {
     value.to_string()
 }
 
-/// The issues one validation error stands for: object keywords that name several keys
-/// give one issue per key, at that key's path.
-fn issues_of(err: &jsonschema::ValidationError<'_>) -> Vec<Issue> {
-    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
-    let path = err.instance_path().to_string();
-    let one = |message: String| {
-        vec![Issue {
-            path: path.clone(),
-            message,
-        }]
+/// Adds the issues one validation error stands for to `issues`, up to [`MAX_ISSUES`] in
+/// all, and returns how many it stands for beyond those. Object keywords that name several
+/// keys give one issue per key, at that key's path.
+fn push_issues(err: &jsonschema::ValidationError<'_>, issues: &mut Vec<Issue>) -> usize {
+    let room = MAX_ISSUES.saturating_sub(issues.len());
+    let keys = match err.kind() {
+        jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected }
+        | jsonschema::error::ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            unexpected.as_slice()
+        }
+        _ => {
+            if room == 0 {
+                return 1;
+            }
+            issues.push(issue_of(err));
+            return 0;
+        }
     };
-    let per_key = |keys: &[String], message: &str| {
-        keys.iter()
-            .map(|key| Issue {
-                path: format!("{path}/{}", pointer_token(key)),
-                message: message.to_owned(),
-            })
-            .collect()
+    let path = clipped_path(err.instance_path().as_str());
+    issues.extend(keys.iter().take(room).map(|key| Issue {
+        path: format!("{path}/{}", pointer_token(key)),
+        message: "is not allowed".to_owned(),
+    }));
+    keys.len().saturating_sub(room)
+}
+
+/// The issue one validation error (other than a list of unexpected keys) stands for.
+fn issue_of(err: &jsonschema::ValidationError<'_>) -> Issue {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let path = clipped_path(err.instance_path().as_str());
+    let one = |message: String| Issue {
+        path: path.clone(),
+        message,
     };
     match err.kind() {
         K::AdditionalItems { limit } => one(format!("must NOT have more than {limit} items")),
-        K::AdditionalProperties { unexpected } => per_key(unexpected, "is not allowed"),
-        K::UnevaluatedProperties { unexpected } => per_key(unexpected, "is not allowed"),
+        K::AdditionalProperties { .. } | K::UnevaluatedProperties { .. } => {
+            one("is not allowed".to_owned())
+        }
         K::UnevaluatedItems { .. } => {
             one("must NOT have items beyond those the schema evaluates".to_owned())
         }
@@ -414,10 +555,10 @@ fn issues_of(err: &jsonschema::ValidationError<'_>) -> Vec<Issue> {
         K::Pattern { pattern } => one(format!("must match pattern \"{pattern}\"")),
         K::PropertyNames { .. } => one("has a property name that is not valid".to_owned()),
         K::Required { property } => match property.as_str() {
-            Some(key) => vec![Issue {
+            Some(key) => Issue {
                 path: format!("{path}/{}", pointer_token(key)),
                 message: "is required".to_owned(),
-            }],
+            },
             None => one("is missing a required property".to_owned()),
         },
         K::Type { kind } => {

@@ -2,7 +2,9 @@
 //! depth, issue count and regex time, and never quotes the input.
 
 use serde_json::{json, Value};
-use toolwire::{SchemaValidator, MAX_DEPTH, MAX_ISSUES};
+use toolwire::{
+    SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES, MAX_PATH_TOKEN,
+};
 
 const SECRET: &str = "hunter2-SECRET";
 
@@ -193,19 +195,122 @@ fn keys_that_are_not_allowed_or_required_get_their_own_path() {
 }
 
 #[test]
-fn issues_are_capped_and_the_rest_counted() {
+fn issues_are_capped_and_the_rest_counted_up_to_a_bound() {
     let v = SchemaValidator::compile(
         &json!({ "type": "array", "items": { "type": "string" } }),
         &[],
     )
     .unwrap();
+    // below the bound: the exact count
+    let issues = v.validate(&json!(vec![0; 5_000]));
+    assert_eq!(issues.len(), MAX_ISSUES + 1);
+    assert_eq!(issues[MAX_ISSUES].message(), "4900 more issues not listed");
+    assert_eq!(issues[MAX_ISSUES].path(), "");
+    // beyond it: validation stops, and the count says so
     let issues = v.validate(&json!(vec![0; 1_000_000]));
     assert_eq!(issues.len(), MAX_ISSUES + 1);
     assert_eq!(
         issues[MAX_ISSUES].message(),
-        "999900 more issues not listed"
+        format!("at least {MAX_COUNTED} more issues not listed")
     );
     assert_eq!(issues[0].path(), "/0");
+    assert_eq!(issues[MAX_ISSUES - 1].path(), "/99");
+}
+
+#[test]
+fn unexpected_keys_are_listed_up_to_the_cap_and_counted_exactly() {
+    let many: serde_json::Map<String, Value> =
+        (0..200_000).map(|i| (format!("k{i}"), json!(1))).collect();
+    for schema in [
+        json!({ "type": "object", "properties": { "a": {} }, "additionalProperties": false }),
+        json!({ "type": "object", "unevaluatedProperties": false }),
+    ] {
+        let v = SchemaValidator::compile(&schema, &[]).unwrap();
+        let issues = v.validate(&Value::Object(many.clone()));
+        assert_eq!(issues.len(), MAX_ISSUES + 1, "{schema}");
+        assert!(issues[..MAX_ISSUES]
+            .iter()
+            .all(|i| i.message() == "is not allowed" && i.path().starts_with("/k")));
+        // one validator error names every key: counted exactly, and validation stops after it
+        assert_eq!(
+            issues[MAX_ISSUES].message(),
+            "at least 199900 more issues not listed"
+        );
+    }
+}
+
+#[test]
+fn long_keys_are_clipped_in_issue_paths() {
+    let key = format!(
+        "{}/~{}",
+        "é".repeat(MAX_PATH_TOKEN - 2),
+        "x".repeat(1_000_000)
+    );
+    let clipped = format!("/{}~1~0…", "é".repeat(MAX_PATH_TOKEN - 2));
+    let schema = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": { "a": { "type": "object", "additionalProperties": { "type": "string" } } },
+        "required": [key.clone()],
+    });
+    let v = SchemaValidator::compile(&schema, &[]).unwrap();
+    let input = json!({ key.clone(): 1, "a": { key.clone(): 2 } });
+    let paths: Vec<String> = v
+        .validate(&input)
+        .iter()
+        .map(|i| i.path().to_owned())
+        .collect();
+    // not allowed at the root, and a nested type error whose path the validator built
+    assert!(paths.contains(&clipped), "{paths:?}");
+    assert!(paths.contains(&format!("/a{clipped}")), "{paths:?}");
+    assert!(paths.iter().all(|p| p.chars().count() < 200), "{paths:?}");
+    // a required key the schema names is clipped the same way
+    let missing = v.validate(&json!({}));
+    assert_eq!(missing[0].path(), clipped);
+    // a key of exactly MAX_PATH_TOKEN characters is quoted whole
+    let exact = "k".repeat(MAX_PATH_TOKEN);
+    let v = SchemaValidator::compile(
+        &json!({ "properties": { "a": {} }, "additionalProperties": false }),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        v.validate(&json!({ exact.clone(): 1 }))[0].path(),
+        format!("/{exact}")
+    );
+}
+
+#[test]
+fn formats_are_asserted_only_when_asked() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "when": { "format": "date-time" }, "to": { "format": "email" } },
+        "unevaluatedProperties": false,
+    });
+    let input = json!({ "when": "tomorrow", "to": "nobody" });
+    let lax = SchemaValidator::compile(&schema, &[]).unwrap();
+    assert!(lax.validate(&input).is_empty());
+    let strict =
+        SchemaValidator::compile_with(&schema, &[], SchemaOptions::new().formats(true)).unwrap();
+    let issues = strict.validate(&input);
+    let found: Vec<(&str, &str)> = issues.iter().map(|i| (i.path(), i.message())).collect();
+    assert!(
+        found.contains(&("/when", "must match format \"date-time\"")),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("/to", "must match format \"email\"")),
+        "{found:?}"
+    );
+    assert!(strict
+        .validate(&json!({ "when": "2026-12-01T10:00:00Z", "to": "a@example.com" }))
+        .is_empty());
+    // draft-07 as well: the flag decides, not the draft
+    let draft7 = json!({ "$schema": "http://json-schema.org/draft-07/schema#", "format": "email" });
+    assert!(SchemaValidator::compile(&draft7, &[])
+        .unwrap()
+        .validate(&json!("nobody"))
+        .is_empty());
 }
 
 #[test]
