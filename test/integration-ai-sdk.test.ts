@@ -4,7 +4,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from '@ai-sdk/provider'
 import { describe, expect, it } from 'vitest'
 import { pending, refuse, ToolManager, ToolResult, UNTRUSTED_OPEN, type CallResult } from '../src/index.js'
-import { aiSdkTools, pendingApproval, toAiSdkOutput, ToolwireCallFailure } from '../src/integrations/ai-sdk.js'
+import { aiSdkTools, denyApproval, pendingApproval, toAiSdkOutput, ToolwireCallFailure } from '../src/integrations/ai-sdk.js'
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const usage = {
@@ -221,6 +221,13 @@ describe('toolwire/ai-sdk', () => {
       })
       expect(runs).toEqual([])
       expect(toolResultsSeen(prompts)[0]!.output).toMatchObject({ type: 'execution-denied' })
+      // toolwire records the denial when told (else its confirmation expires)
+      const answered: boolean[] = []
+      tm.on('confirmation', (e) => answered.push(e.approved))
+      expect(await denyApproval(tm, 'call_t')).toMatchObject({ status: 'refused', code: 'confirmation_denied', callId: 'call_t' })
+      expect(answered).toEqual([false])
+      expect(denyApproval(tm, 'call_t')).toBeUndefined()
+      expect(runs).toEqual([])
     })
 
     it('a rule that needs no confirmation runs the tool once, without an approval step', async () => {

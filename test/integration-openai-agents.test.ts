@@ -2,7 +2,7 @@
 import { Agent, run, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { pending, refuse, ToolManager, ToolResult, UNTRUSTED_OPEN, type CallResult } from '../src/index.js'
-import { openaiAgentTools, pendingApproval, toAgentsOutput } from '../src/integrations/openai-agents.js'
+import { denyApproval, openaiAgentTools, pendingApproval, toAgentsOutput } from '../src/integrations/openai-agents.js'
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const object = (properties: Record<string, unknown>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false })
@@ -169,8 +169,11 @@ describe('toolwire/openai-agents', () => {
     it('rejecting the interruption never runs the tool', async () => {
       const { tm, runs } = confirming()
       const { agent, first } = await interrupted(tm)
-      first.state.reject(first.interruptions[0]!)
+      const item = first.interruptions[0]!
+      first.state.reject(item)
       await run(agent, first.state)
+      expect(runs).toEqual([])
+      expect(await denyApproval(tm, (item.rawItem as { callId: string }).callId)).toMatchObject({ status: 'refused', code: 'confirmation_denied' })
       expect(runs).toEqual([])
     })
   })

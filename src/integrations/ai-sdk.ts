@@ -24,7 +24,7 @@ import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
 import { approvalNeeded, listedTools, modelText, renderParts, runCall, type ListedTool } from './shared.js'
 
-export { pendingApproval } from './shared.js'
+export { denyApproval, pendingApproval } from './shared.js'
 export type { PendingApproval } from './shared.js'
 
 /** What the model reads of a tool result (the SDK's `ToolResultOutput`). */

@@ -25,7 +25,7 @@ import type { CallResult } from '../core/view.js'
 import { toOpenAIResponses, type OpenAIResponsesOutputItem } from '../render/openai.js'
 import { approvalNeeded, freshCallId, listedTools, runCall, type ListedTool } from './shared.js'
 
-export { pendingApproval } from './shared.js'
+export { denyApproval, pendingApproval } from './shared.js'
 export type { PendingApproval } from './shared.js'
 
 /** Options of `openaiAgentTools`. */

@@ -8,7 +8,7 @@
  */
 import type { ToolManager } from '../runtime/manager.js'
 import type { ToolManifestEntry } from '../runtime/tool.js'
-import type { ContentPart, FieldChange, JsonValue } from '../core/types.js'
+import type { ContentPart, FieldChange } from '../core/types.js'
 import { modelTextOf, type CallResult } from '../core/view.js'
 import { wrapUntrusted } from '../render/model.js'
 import { partBytes } from '../core/attach.js'
@@ -201,18 +201,18 @@ async function confirmed(tm: ToolManager, approval: PendingApproval, signal: Abo
   }
 }
 
-/** Forgets a call the framework denied, and answers toolwire's confirmation with a denial. */
-export function denyHeld(tm: ToolManager, callId: string): Promise<CallResult> | undefined {
+/**
+ * Answers with a denial the confirmation toolwire holds for call `callId`, after the user
+ * denied it in the framework (the framework tells the model itself and never calls the tool
+ * again): the `confirmation` event and evidence record the denial now, not when the
+ * confirmation expires. `undefined` when no confirmation is held for `callId`.
+ */
+export function denyApproval(tm: ToolManager, callId: string): Promise<CallResult> | undefined {
   const held = HELD.get(tm)
   const approval = held?.approvals.get(callId)
   if (held === undefined || approval === undefined) return undefined
   held.approvals.delete(callId)
   return tm.confirm(approval.confirmId, { approve: false })
-}
-
-/** A JSON copy of a view (what a framework stores as the call's output or artifact). */
-export function jsonView(view: CallResult): JsonValue {
-  return JSON.parse(JSON.stringify(view)) as JsonValue
 }
 
 /** A fresh call id for a framework call that has none. */
