@@ -103,6 +103,22 @@ describe('toolwire/ai-sdk', () => {
     })
   }
 
+  it('malformed JSON arguments are answered by the SDK before execute (documented limit)', async () => {
+    const tm = manager()
+    const starts: string[] = []
+    tm.on('call_start', (e) => starts.push(e.callId))
+    const model = new MockLanguageModelV3({
+      doGenerate: async (options) =>
+        options.prompt.at(-1)?.role === 'tool'
+          ? reply([{ type: 'text', text: 'done' }], 'stop')
+          : reply([{ type: 'tool-call', toolCallId: 'call_m', toolName: 'add', input: '{"a":' }], 'tool-calls'),
+    })
+    const result = await generateText({ model, tools: aiSdkTools(tm), prompt: 'go', stopWhen: stepCountIs(3) })
+    const part = result.steps[0]!.content.find((p) => p.type === 'tool-error') as { error: unknown }
+    expect(part.error).not.toBeInstanceOf(ToolwireCallFailure)
+    expect(starts).toEqual([])
+  })
+
   it('an image reaches the model as an image-data part (generateText and streamText)', async () => {
     const expected = {
       type: 'content',

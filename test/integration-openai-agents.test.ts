@@ -85,6 +85,16 @@ describe('toolwire/openai-agents', () => {
     })
   }
 
+  it('malformed JSON arguments are answered by the runner before invoke (documented limit)', async () => {
+    const tm = manager()
+    const starts: string[] = []
+    tm.on('call_start', (e) => starts.push(e.callId))
+    const model = new ScriptedModel([{ id: 'call_m', name: 'add', args: '{"a":' }])
+    await run(new Agent({ name: 'a', instructions: 'test', model, tools: openaiAgentTools(tm) }), 'go')
+    expect(JSON.stringify(model.seen())).toContain('An error occurred while parsing tool arguments')
+    expect(starts).toEqual([])
+  })
+
   it('an image reaches the model as the SDK structured image output, not text', async () => {
     const { model } = await runOne(manager(), 'chart', {})
     expect(model.seen()).toEqual([
