@@ -246,6 +246,37 @@ describe('toolwire/ai-sdk', () => {
       expect(runs).toEqual([])
     })
 
+    it('the SDK abortSignal cancels an approved call while it runs', async () => {
+      const tm = new ToolManager()
+      let started!: () => void
+      const running = new Promise<void>((resolve) => (started = resolve))
+      tm.register({
+        name: 'transfer',
+        inputSchema: object({ to: { type: 'string' }, password: { type: 'string' } }),
+        needsConfirmation: true,
+        run: (_input: unknown, ctx) =>
+          new Promise((_resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))
+            started()
+          }),
+      })
+      const ends: CallResult[] = []
+      tm.on('call_end', (e) => ends.push(e.view))
+      const { model, tools, approval, messages } = await request(tm)
+      const controller = new AbortController()
+      const second = generateText({
+        model,
+        tools,
+        abortSignal: controller.signal,
+        messages: [...messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: approval.approvalId, approved: true }] }],
+      })
+      await running
+      controller.abort()
+      await second.catch(() => undefined)
+      // the approved run is cancelled through tm.cancel (tm.confirm takes no signal): by 'operator'
+      expect(ends.at(-1)).toMatchObject({ status: 'cancelled', callId: 'call_t' })
+    })
+
     it('a rule that needs no confirmation runs the tool once, without an approval step', async () => {
       const tm = new ToolManager()
       let runs = 0
