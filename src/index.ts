@@ -12,7 +12,12 @@ export type { BatchCall } from './runtime/manager.js'
 export type {
   CallOptions,
   ConcurrencyOptions,
+  FromJsonSchema,
+  InputOf,
   JsonSchema,
+  RegisterOptions,
+  StandardSchemaV1,
+  ToolSchema,
   PermissionDecision,
   PermissionHook,
   ToolContext,
@@ -41,6 +46,7 @@ export { canonicalOf, modelTextOf, viewOf } from './core/view.js'
 export type { CallResult, CallStatus, CancelledBy, ViewModelFields } from './core/view.js'
 export { MAX_VALUE_DEPTH } from './core/json.js'
 export { SchemaError } from './core/validate.js'
+export { TOOL_NAME_PATTERN } from './core/schema-source.js'
 export type { Issue } from './core/validate.js'
 export type * from './core/types.js'
 export { toModel, toCanonical, wrapUntrusted, pendingText, UNTRUSTED_NOTE, UNTRUSTED_OPEN, UNTRUSTED_CLOSE } from './render/model.js'

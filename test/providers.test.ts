@@ -1,9 +1,8 @@
 // Provider runners and declaration helpers: each provider's tool calls run through tm.callMany
 // and come back as that provider's messages, type-checked against the providers' SDK types.
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type Anthropic from '@anthropic-ai/sdk'
 import type { Content, GenerateContentResponse, Tool as GeminiSdkTool } from '@google/genai'
 import type { ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
@@ -31,7 +30,6 @@ import {
 import { ToolManager } from '../src/runtime/manager.js'
 import { ToolResult } from '../src/core/result.js'
 import type { ContentPart } from '../src/core/types.js'
-import { ensureBuilt } from './fixtures/mcp/helpers.js'
 
 // ---- compile-time checks: the SDKs' own values go in, and what comes out is the SDKs' own ----
 type Assert<T extends true> = T
@@ -266,26 +264,3 @@ describe('declaration helpers', () => {
   })
 })
 
-describe('examples (each against a scripted fake model that checks the provider\'s rules)', () => {
-  const root = join(import.meta.dirname, '..')
-  const run = (file: string): string => execFileSync(process.execPath, [join(root, 'examples', file)], { cwd: root, encoding: 'utf8' })
-  beforeAll(() => ensureBuilt(), 120_000)
-
-  it('provider-openai-chat.mjs', () => {
-    const out = run('provider-openai-chat.mjs')
-    expect(out).toContain('ok ok invalid')
-    expect(out).toContain('openai chat example ok')
-  })
-  it('provider-openai-responses.mjs', () => {
-    const out = run('provider-openai-responses.mjs')
-    expect(out).toContain('{"sum":5}')
-    expect(out).toMatch(/Error: .*\/a/)
-    expect(out).toContain('openai responses example ok')
-  })
-  it('provider-anthropic.mjs', () => {
-    expect(run('provider-anthropic.mjs')).toContain('anthropic example ok')
-  })
-  it('provider-gemini.mjs', () => {
-    expect(run('provider-gemini.mjs')).toContain('10 EUR is 110 NOK.\ngemini example ok')
-  })
-})

@@ -41,8 +41,8 @@ export type PermissionHook = (
   call: { readonly tool: string; readonly input: unknown; readonly callId: string },
 ) => PermissionDecision | Promise<PermissionDecision>
 
-/** A JSON Schema (draft 2020-12 unless `$schema` says draft-07). */
-export type JsonSchema = { readonly [key: string]: unknown } | boolean
+import type { JsonSchema, ToolSchema } from '../core/schema-types.js'
+export type { FromJsonSchema, InputOf, JsonSchema, StandardSchemaV1, ToolSchema } from '../core/schema-types.js'
 
 /**
  * Per-tool concurrency: at most `limit` bodies run at once; up to `queue` more wait. A body
@@ -55,12 +55,17 @@ export interface ConcurrencyOptions {
   readonly queue?: number
 }
 
-/** A tool: a name, a JSON Schema input and a body. */
-export interface ToolDefinition<I = Record<string, unknown>> {
+/**
+ * A tool: a name, an input schema and a body. Each schema is a JSON Schema or a Standard
+ * Schema (zod 4, valibot, arktype, ...); `run` receives the validated input (JSON Schema
+ * defaults applied; a Standard Schema's output value), typed from the schema at `register`.
+ */
+export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchema = ToolSchema> {
+  /** Letters, digits, `_` and `-`, 1 to 64 characters (what every provider accepts), unless registered with `{ anyName: true }`. */
   readonly name: string
   readonly description?: string
-  readonly inputSchema: JsonSchema
-  readonly outputSchema?: JsonSchema
+  readonly inputSchema: S
+  readonly outputSchema?: ToolSchema
   readonly hints?: ToolHints
   readonly timeoutMs?: number
   readonly concurrency?: number | ConcurrencyOptions
@@ -113,4 +118,12 @@ export interface ToolManifestEntry {
   readonly outputSchema?: JsonSchema
   readonly hints: ToolHints
   readonly needsConfirmation?: true
+}
+
+/** Options of `tm.register`. */
+export interface RegisterOptions {
+  /** Replace a tool of the same name (calls already admitted finish with the old one). */
+  readonly replace?: boolean
+  /** Skip the tool-name rule (`^[a-zA-Z0-9_-]{1,64}$`, what every provider accepts). */
+  readonly anyName?: boolean
 }

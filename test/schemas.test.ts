@@ -1,0 +1,265 @@
+// Schemas people write: Standard Schemas (zod 4, valibot) validated by their own library and
+// advertised as JSON Schema, objects that are neither refused, JSON Schema defaults applied,
+// and the tool-name rule.
+import { describe, expect, it } from 'vitest'
+import * as v from 'valibot'
+import { z } from 'zod'
+import { z as z3 } from 'zod/v3'
+import * as zm from 'zod/mini'
+import { SchemaError, ToolManager, type Issue, type StandardSchemaV1 } from '../src/index.js'
+import { applyDefaults, prepareSchemas } from '../src/core/schema-source.js'
+import { SchemaCompiler } from '../src/core/validate.js'
+
+const SECRET = 'hunter2-SECRET-value'
+
+function echoTool(tm: ToolManager, name: string, inputSchema: unknown): ToolManager {
+  return tm.register({ name, inputSchema: inputSchema as never, run: (input: unknown) => ({ got: input }) })
+}
+
+/** A hand-written Standard Schema (no library): `validate` as given, optionally Standard JSON Schema. */
+function standard(validate: (value: unknown) => unknown, jsonSchema?: Record<string, unknown>): StandardSchemaV1 {
+  const props: Record<string, unknown> = { version: 1, vendor: 'acme', validate }
+  if (jsonSchema !== undefined) props.jsonSchema = { input: () => jsonSchema, output: () => jsonSchema }
+  return { '~standard': props } as unknown as StandardSchemaV1
+}
+
+describe('zod 4', () => {
+  const schema = z.object({ city: z.string().min(2), days: z.number().int().default(3), tags: z.array(z.string()).optional() })
+
+  it('validates with zod, run gets zod\'s value (defaults applied), the manifest shows JSON Schema', async () => {
+    const tm = echoTool(new ToolManager(), 'forecast', schema)
+    expect(await tm.call('forecast', { city: 'Oslo' })).toMatchObject({ status: 'ok', data: { got: { city: 'Oslo', days: 3 } } })
+    expect(await tm.callJson('forecast', '{"city":"Rome","days":5}')).toMatchObject({ status: 'ok', data: { got: { city: 'Rome', days: 5 } } })
+    const bad = await tm.call('forecast', { city: 'X', days: 1.5, tags: [SECRET, 7] })
+    expect(bad.status).toBe('invalid')
+    const issues = (bad as { issues: readonly Issue[] }).issues
+    expect(issues.map((i) => i.path)).toEqual(['/city', '/days', '/tags/1'])
+    expect(JSON.stringify(bad)).not.toContain(SECRET)
+    const [entry] = tm.manifest()
+    expect(entry!.inputSchema).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { city: { type: 'string', minLength: 2 }, days: { type: 'integer', default: 3, minimum: expect.any(Number), maximum: expect.any(Number) }, tags: { type: 'array', items: { type: 'string' } } },
+      required: ['city'],
+    })
+    expect(JSON.stringify(tm.manifest())).not.toMatch(/_zod|~standard|"def"/)
+  })
+
+  it('a missing field is "is required"; an unknown key in a strict object is "is not allowed" at its path', async () => {
+    const tm = echoTool(new ToolManager(), 'strict', z.strictObject({ a: z.string() }))
+    const view = await tm.call('strict', { [SECRET]: 1 })
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/a', message: 'is required' }, { path: `/${SECRET}`, message: 'is not allowed' }] })
+  })
+
+  it('transforms reach run, and so do the other input readers (summarize)', async () => {
+    const tm = new ToolManager()
+    const seen: unknown[] = []
+    tm.register({
+      name: 'upper',
+      inputSchema: z.object({ word: z.string().transform((s) => s.toUpperCase()) }),
+      needsConfirmation: true,
+      summarize: (input) => `Shout ${input.word}`,
+      run: (input) => {
+        seen.push(input)
+        return input.word
+      },
+    })
+    const asked = await tm.call('upper', { word: 'hi' })
+    expect(asked).toMatchObject({ status: 'needs_confirmation', summary: 'Shout HI' })
+    const done = await tm.confirm((asked as { confirmId: string }).confirmId, { approve: true })
+    expect(done).toMatchObject({ status: 'ok', data: 'HI' })
+    expect(seen).toEqual([{ word: 'HI' }])
+  })
+
+  it('zod mini is advertised through zod\'s own converter', async () => {
+    const tm = echoTool(new ToolManager(), 'mini', zm.object({ a: zm.string() }))
+    expect(tm.manifest()[0]!.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })
+    expect(await tm.call('mini', { a: 1 })).toMatchObject({ status: 'invalid', issues: [{ path: '/a' }] })
+  })
+
+  it('an outputSchema is advertised in output mode and checks what the tool returns', async () => {
+    const tm = new ToolManager({ development: true })
+    const reports: (readonly Issue[])[] = []
+    tm.on('output_invalid', (e) => void reports.push(e.issues))
+    tm.register({ name: 'out', inputSchema: z.object({ bad: z.boolean() }), outputSchema: z.object({ n: z.number() }), run: (i) => ({ n: i.bad ? 'x' : 1 }) })
+    expect(tm.manifest()[0]!.outputSchema).toMatchObject({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'] })
+    await tm.call('out', { bad: false })
+    expect(reports).toEqual([])
+    await tm.call('out', { bad: true })
+    expect(reports).toEqual([[{ path: '/n', message: expect.stringContaining('expected number') }]])
+  })
+
+  it('a schema with no JSON Schema form (z.date()) is refused at registration', () => {
+    expect(() => echoTool(new ToolManager(), 'when', z.object({ at: z.date() }))).toThrow(SchemaError)
+    expect(() => echoTool(new ToolManager(), 'when', z.object({ at: z.date() }))).toThrow(/no JSON Schema can be produced.*Date/)
+  })
+})
+
+describe('valibot', () => {
+  const schema = v.object({ id: v.pipe(v.string(), v.minLength(3)), count: v.optional(v.number(), 1) })
+
+  it('validates with valibot, run gets valibot\'s value, the manifest shows JSON Schema', async () => {
+    const tm = echoTool(new ToolManager(), 'item', schema)
+    expect(await tm.call('item', { id: 'abc' })).toMatchObject({ status: 'ok', data: { got: { id: 'abc', count: 1 } } })
+    expect(tm.manifest()[0]!.inputSchema).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { id: { type: 'string', minLength: 3 }, count: { type: 'number', default: 1 } },
+      required: ['id'],
+    })
+  })
+
+  it('issue messages never show the value (valibot\'s say "but received <value>")', async () => {
+    const tm = echoTool(new ToolManager(), 'item', schema)
+    const view = await tm.call('item', { id: 'ab', count: SECRET })
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/id' }, { path: '/count' }] })
+    expect(JSON.stringify(view)).not.toContain(SECRET)
+    expect(JSON.stringify(view)).not.toContain('"ab"')
+    expect((view as { issues: readonly Issue[] }).issues[1]!.message).toBe('Invalid type: Expected number')
+  })
+})
+
+describe('other Standard Schemas', () => {
+  it('Standard JSON Schema is used where the library offers it', async () => {
+    const schema = standard((value) => (typeof value === 'object' && value !== null && 'q' in value ? { value } : { issues: [{ message: 'needs q', path: [{ key: 'q' }] }] }), {
+      type: 'object',
+      properties: { q: { type: 'string' } },
+    })
+    const tm = echoTool(new ToolManager(), 'search', schema)
+    expect(tm.manifest()[0]!.inputSchema).toEqual({ type: 'object', properties: { q: { type: 'string' } } })
+    expect(await tm.call('search', {})).toMatchObject({ status: 'invalid', issues: [{ path: '/q', message: 'needs q' }] })
+    expect(await tm.call('search', { q: 'x' })).toMatchObject({ status: 'ok' })
+  })
+
+  it('a message that shows the value is replaced by one that does not', async () => {
+    const schema = standard((value) => ({ issues: [{ message: `bad token ${(value as { t: string }).t}`, path: ['t'], code: 'custom' }] }), { type: 'object' })
+    const tm = echoTool(new ToolManager(), 'tok', schema)
+    const view = await tm.call('tok', { t: SECRET })
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/t', message: 'is not valid (custom)' }] })
+  })
+
+  it('a validate that throws is an issue, never a throw or an acceptance', async () => {
+    const schema = standard(() => {
+      throw new Error(SECRET)
+    }, { type: 'object' })
+    const tm = echoTool(new ToolManager(), 'boom', schema)
+    const view = await tm.call('boom', {})
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '', message: expect.stringContaining('could not be checked') }] })
+    expect(JSON.stringify(view)).not.toContain(SECRET)
+  })
+
+  it('an async validate gives a thenable of the issues, and the value for run', async () => {
+    const schema = standard(async (value) => ((value as { n?: unknown }).n === 1 ? { value: { n: 2 } } : { issues: [{ message: 'must be 1', path: ['n'] }] }), { type: 'object' })
+    const seen: unknown[] = []
+    const prepared = prepareSchemas({ name: 'a', inputSchema: schema, run: (i: unknown) => seen.push(i) }, new SchemaCompiler())
+    const good = { n: 1 }
+    const bad = { n: 3 }
+    expect(await prepared.validate(bad)).toEqual([{ path: '/n', message: 'must be 1' }])
+    expect(await prepared.validate(good)).toBeUndefined()
+    ;(prepared.def.run as (i: unknown) => unknown)(good)
+    expect(seen).toEqual([{ n: 2 }])
+  })
+
+  it('a Standard Schema with no JSON Schema converter is refused at registration', () => {
+    expect(() => echoTool(new ToolManager(), 'x', standard(() => ({ value: 1 })))).toThrow(/acme Standard Schema, but no JSON Schema can be produced/)
+  })
+})
+
+describe('objects that are neither a JSON Schema nor a Standard Schema are refused', () => {
+  const cases: [string, unknown, RegExp][] = [
+    ['a zod 3 schema', z3.object({ a: z3.string() }), /zod 3/],
+    ['a class instance', new (class Shape { type = 'object' })(), /instance of Shape/],
+    ['an object of unknown keywords', { foo: { type: 'string' }, bar: 1 }, /no JSON Schema keyword \(only "foo", "bar"\)/],
+    ['a zod schema inside a JSON Schema', { type: 'object', properties: { a: z.string() } }, /\/properties\/a/],
+    ['a valibot schema inside a JSON Schema', { type: 'object', properties: { a: v.string() } }, /Standard Schema at \/properties\/a/],
+    ['a function inside a JSON Schema', { type: 'object', properties: { a: () => true } }, /function at \/properties\/a/],
+    ['an array', [{ type: 'string' }], /neither a JSON Schema/],
+  ]
+  for (const [what, schema, message] of cases) {
+    it(what, () => {
+      expect(() => echoTool(new ToolManager(), 't', schema)).toThrow(SchemaError)
+      expect(() => echoTool(new ToolManager(), 't', schema)).toThrow(message)
+    })
+  }
+  it('as outputSchema too', () => {
+    expect(() => new ToolManager().register({ name: 't', inputSchema: {}, outputSchema: z3.string() as never, run: () => 1 })).toThrow(/outputSchema .*zod 3/)
+  })
+  it('an empty schema, a boolean schema and annotation-only schemas are JSON Schemas', async () => {
+    const tm = new ToolManager()
+    for (const [name, schema] of [['any', {}], ['yes', true], ['titled', { title: 'T', description: 'd' }]] as const) echoTool(tm, name, schema)
+    expect(await tm.call('any', { a: 1 })).toMatchObject({ status: 'ok' })
+  })
+})
+
+describe('JSON Schema defaults', () => {
+  it('are applied to the input run gets; the caller\'s object is not changed', async () => {
+    const tm = echoTool(new ToolManager(), 'cfg', {
+      type: 'object',
+      $defs: { level: { type: 'object', properties: { n: { type: 'integer', default: 1 } } } },
+      properties: {
+        mode: { type: 'string', default: 'fast' },
+        opts: { type: 'object', properties: { retries: { type: 'integer', default: 2 }, list: { type: 'array', default: [] } } },
+        level: { $ref: '#/$defs/level' },
+        items: { type: 'array', items: { type: 'object', properties: { on: { type: 'boolean', default: true } } } },
+        label: { type: 'string', pattern: '^[a-z]+$' }, // a pattern: the core's route, defaults applied there too
+      },
+      allOf: [{ properties: { extra: { default: 'x' } } }],
+      required: ['mode'],
+    })
+    const input = Object.freeze({ opts: Object.freeze({}), level: {}, items: [{}, { on: false }], label: 'abc' })
+    const view = await tm.call('cfg', input)
+    expect(view).toMatchObject({
+      status: 'ok',
+      data: { got: { mode: 'fast', opts: { retries: 2, list: [] }, level: { n: 1 }, items: [{ on: true }, { on: false }], label: 'abc', extra: 'x' } },
+    })
+    expect(input).toEqual({ opts: {}, level: {}, items: [{}, { on: false }], label: 'abc' })
+  })
+
+  it('are not applied inside anyOf, oneOf or if/then/else', () => {
+    const schema = { anyOf: [{ properties: { a: { default: 1 } } }], if: { properties: { b: { default: 2 } } }, then: { properties: { c: { default: 3 } } } }
+    expect(applyDefaults(schema, {})).toEqual({})
+  })
+
+  it('a default that would make the input invalid is not applied, and the input is checked as given', async () => {
+    const tm = echoTool(new ToolManager(), 'd', { type: 'object', properties: { n: { type: 'integer', maximum: 3, default: 5 } } })
+    expect(await tm.call('d', {})).toMatchObject({ status: 'ok', data: { got: {} } })
+    expect(await tm.call('d', { n: 9 })).toMatchObject({ status: 'invalid', issues: [{ path: '/n' }] })
+  })
+
+  it('a required property with a default may be left out', async () => {
+    const tm = echoTool(new ToolManager(), 'r', { type: 'object', properties: { n: { type: 'integer', default: 1 } }, required: ['n'], additionalProperties: false })
+    expect(await tm.callJson('r', '{}')).toMatchObject({ status: 'ok', data: { got: { n: 1 } } })
+    expect(await tm.call('r', { m: 1 })).toMatchObject({ status: 'invalid' })
+  })
+
+  it('a default is copied for each call, so a tool changing it changes nothing else', async () => {
+    const tm = new ToolManager()
+    tm.register({
+      name: 'push',
+      inputSchema: { type: 'object', properties: { list: { type: 'array', default: [] } } },
+      run: (input: { list: number[] }) => {
+        input.list.push(1)
+        return input.list.length
+      },
+    })
+    expect(await tm.call('push', {})).toMatchObject({ data: 1 })
+    expect(await tm.call('push', {})).toMatchObject({ data: 1 })
+    expect(tm.manifest()[0]!.inputSchema).toEqual({ type: 'object', properties: { list: { type: 'array', default: [] } } })
+  })
+})
+
+describe('tool names', () => {
+  it('are checked against the rule every provider accepts', () => {
+    const tm = new ToolManager()
+    for (const bad of ['a.b', 'has space', 'x'.repeat(65), 'ünïcode', 'a/b']) {
+      expect(() => tm.register({ name: bad, inputSchema: {}, run: () => 1 })).toThrow(/not one every provider accepts.*anyName: true/)
+    }
+    for (const good of ['a', 'get_weather', 'a-b_C9', 'x'.repeat(64)]) tm.register({ name: good, inputSchema: {}, run: () => 1 })
+    expect(tm.manifest()).toHaveLength(4)
+  })
+  it('with { anyName: true } any non-empty name registers', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'files.read', inputSchema: {}, run: () => 1 }, { anyName: true })
+    expect(await tm.call('files.read', {})).toMatchObject({ status: 'ok', data: 1 })
+  })
+})
