@@ -1,5 +1,5 @@
 // toolwire/openai-agents against the real @openai/agents runner, with a scripted fake Model.
-import { Agent, run, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
+import { Agent, run, setTraceProcessors, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { pending, refuse, ToolManager, ToolResult, UNTRUSTED_OPEN, type CallResult } from '../src/index.js'
 import { denyApproval, openaiAgentTools, pendingApproval, toAgentsOutput } from '../src/integrations/openai-agents.js'
@@ -93,6 +93,34 @@ describe('toolwire/openai-agents', () => {
     await run(new Agent({ name: 'a', instructions: 'test', model, tools: openaiAgentTools(tm) }), 'go')
     expect(JSON.stringify(model.seen())).toContain('An error occurred while parsing tool arguments')
     expect(starts).toEqual([])
+  })
+
+  it("a failure is an error on the SDK's function span; a success is not", async () => {
+    const spans: { name: string; error: unknown }[] = []
+    setTraceProcessors([
+      {
+        onTraceStart: async () => {},
+        onTraceEnd: async () => {},
+        onSpanStart: async () => {},
+        onSpanEnd: async (span) => {
+          if (span.spanData.type === 'function') spans.push({ name: span.spanData.name, error: span.error })
+        },
+        shutdown: async () => {},
+        forceFlush: async () => {},
+      },
+    ])
+    setTracingDisabled(false)
+    try {
+      await runOne(manager(), 'boom', {})
+      await runOne(manager(), 'add', { a: 1, b: 2 })
+    } finally {
+      setTracingDisabled(true)
+      setTraceProcessors([])
+    }
+    expect(spans).toEqual([
+      { name: 'boom', error: { message: 'Error running tool (non-fatal)', data: { tool_name: 'boom', status: 'error' } } },
+      { name: 'add', error: null },
+    ])
   })
 
   it('an image reaches the model as the SDK structured image output, not text', async () => {
