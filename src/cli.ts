@@ -3,6 +3,7 @@
  * The `toolwire` command:
  *
  *   toolwire serve [module] [--root <dir>]        an MCP server over stdio
+ *   toolwire serve [module] --http [host:]port    an MCP server over Streamable HTTP
  *   toolwire call <tool> ['<json>'] [--root <dir>] [--module <m>] [--yes]
  *   toolwire tools [module] [--json] [--root <dir>]
  *
@@ -16,12 +17,14 @@ import type { DemoToolsOptions } from './demo/index.js'
 import type { ToolDefinition, ToolManager, ToolManagerOptions } from './runtime/manager.js'
 import type { ServableManager } from './mcp/meta.js'
 import type { ServeStdioOptions } from './mcp/stdio.js'
+import type { HttpMcpServer, ServeHttpOptions } from './mcp/http.js'
 import type { CallResult } from './core/view.js'
 
 interface Runtime {
   readonly ToolManager: new (options?: ToolManagerOptions) => ToolManager
   readonly createDemoTools: (options?: DemoToolsOptions) => Promise<ToolDefinition<never>[]>
   readonly serveStdio: (tm: ServableManager, options?: ServeStdioOptions) => Promise<{ readonly closed: Promise<void> }>
+  readonly serveHttp: (tm: ServableManager, options?: ServeHttpOptions) => Promise<HttpMcpServer>
   readonly loadToolModule: (specifier: string, make: () => ToolManager, cwd?: string) => Promise<ServableManager>
   readonly toolwireVersion: () => string
 }
@@ -40,6 +43,7 @@ export const EXIT_CODES: Readonly<Record<CallResult['status'] | 'usage', number>
 
 const USAGE = `Usage:
   toolwire serve [module] [--root <dir>]     serve tools over MCP (stdio)
+  toolwire serve [module] --http [host:]port serve tools over MCP Streamable HTTP
   toolwire call <tool> ['<json>'] [options]  run one call, print the result as JSON
   toolwire tools [module] [--json]           list the tools
 
@@ -53,6 +57,13 @@ Options:
   --json            tools: print the manifest as JSON
   --yes             call: approve a call that needs confirmation
   --timeout <ms>    call: cancel the call after this many milliseconds
+  --http <[host:]port>  serve: MCP Streamable HTTP at http://host:port/mcp
+                    (host default 127.0.0.1; port 0 picks a free one)
+  --stateless       serve --http: no sessions (any instance answers any request)
+  --token <token>   serve --http: require "Authorization: Bearer <token>"
+                    (default: the TOOLWIRE_TOKEN environment variable)
+  --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
+  --metrics-public  serve --http: /healthz and /metrics without the token
   -h, --help        show this help
   -v, --version     show the version
 
@@ -65,6 +76,7 @@ async function loadRuntime(): Promise<Runtime> {
     ToolManager: manager.ToolManager,
     createDemoTools: demo.createDemoTools,
     serveStdio: mcp.serveStdio,
+    serveHttp: mcp.serveHttp,
     loadToolModule: mcp.loadToolModule,
     toolwireVersion: mcp.toolwireVersion,
   }
@@ -80,12 +92,17 @@ interface Parsed {
   readonly json: boolean
   readonly yes: boolean
   readonly timeout: string | undefined
+  readonly http: string | undefined
+  readonly stateless: boolean
+  readonly token: string | undefined
+  readonly allowOrigins: readonly string[]
+  readonly metricsPublic: boolean
   readonly help: boolean
   readonly version: boolean
 }
 
 function parse(argv: readonly string[]): Parsed {
-  let values: Record<string, string | boolean | undefined>
+  let values: Record<string, string | boolean | string[] | undefined>
   let positionals: string[]
   try {
     ;({ values, positionals } = parseArgs({
@@ -98,6 +115,11 @@ function parse(argv: readonly string[]): Parsed {
         json: { type: 'boolean' },
         yes: { type: 'boolean', short: 'y' },
         timeout: { type: 'string' },
+        http: { type: 'string' },
+        stateless: { type: 'boolean' },
+        token: { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'metrics-public': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -113,6 +135,11 @@ function parse(argv: readonly string[]): Parsed {
     json: values.json === true,
     yes: values.yes === true,
     timeout: values.timeout as string | undefined,
+    http: values.http as string | undefined,
+    stateless: values.stateless === true,
+    token: values.token as string | undefined,
+    allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    metricsPublic: values['metrics-public'] === true,
     help: values.help === true,
     version: values.version === true,
   }
@@ -196,10 +223,15 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
 async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
   const module = p.module ?? p.positionals[0]
+  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic)) {
+    throw new UsageError('--stateless, --token, --allow-origin and --metrics-public go with --http')
+  }
+  const listen = p.http === undefined ? undefined : parseListen(p.http)
   const tm = await managerFor(rt, module, p.root)
   const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
-  const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
   const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
+  if (listen !== undefined) return serveOverHttp(rt, tm, p, listen, what, debug, io)
+  const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
   io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (stdio); end the input to stop\n`)
   const stop = (): void => {
     process.stdin.destroy()
@@ -207,6 +239,56 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
   process.once('SIGTERM', stop)
   await closed
   process.off('SIGTERM', stop)
+  return 0
+}
+
+/** `[host:]port`: `8808`, `0.0.0.0:8808`, `[::1]:8808`. */
+function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value.trim())
+  const port = m === null ? NaN : Number(m[2])
+  if (m === null || !(port >= 0 && port <= 65535)) throw new UsageError(`--http takes [host:]port, got ${JSON.stringify(value)}`)
+  const host = m[1] === undefined ? '127.0.0.1' : m[1].startsWith('[') ? m[1].slice(1, -1) : m[1]
+  return { host, port }
+}
+
+async function serveOverHttp(
+  rt: Runtime,
+  tm: ServableManager,
+  p: Parsed,
+  listen: { host: string; port: number },
+  what: string,
+  debug: boolean,
+  io: { err: (s: string) => void },
+): Promise<number> {
+  const envToken = process.env.TOOLWIRE_TOKEN
+  const token = p.token ?? (envToken === undefined || envToken === '' ? undefined : envToken)
+  let served: HttpMcpServer
+  try {
+    served = await rt.serveHttp(tm, {
+      host: listen.host,
+      port: listen.port,
+      stateless: p.stateless,
+      ...(token === undefined ? {} : { token }),
+      allowedOrigins: p.allowOrigins,
+      metricsPublic: p.metricsPublic,
+      onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
+    })
+  } catch (err) {
+    throw new UsageError(`cannot listen on ${p.http}: ${(err as Error).message}`)
+  }
+  const mode = p.stateless ? 'stateless' : 'sessions'
+  const auth = token === undefined ? 'no token' : 'bearer token required'
+  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (Streamable HTTP, ${mode}, ${auth}) at ${served.url}\n`)
+  await new Promise<void>((resolveStop) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop)
+      process.off('SIGINT', stop)
+      resolveStop()
+    }
+    process.once('SIGTERM', stop)
+    process.once('SIGINT', stop)
+  })
+  await served.close()
   return 0
 }
 

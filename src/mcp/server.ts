@@ -41,6 +41,13 @@ export {
 /** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
 
+/**
+ * The requests a server from `createMcpServer` answers (the SDK's `Server` adds
+ * `initialize` and `ping`). The HTTP transport answers any other request 404 before
+ * dispatch; a test keeps this list equal to the server's handlers.
+ */
+export const MCP_SERVED_METHODS: readonly string[] = Object.freeze(['initialize', 'ping', 'tools/list', 'tools/call'])
+
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
   /** The server name in `initialize` (default `toolwire`). */

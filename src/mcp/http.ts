@@ -1,0 +1,489 @@
+/**
+ * MCP over Streamable HTTP (revision 2025-11-25): `serveHttp` puts a `ToolManager`'s tools
+ * behind one HTTP endpoint (`/mcp`), with sessions or stateless, plus `/healthz` and
+ * `/metrics`.
+ *
+ * The MCP side (POST, GET and DELETE, SSE for progress and server-to-client requests,
+ * session ids) is the SDK's `StreamableHTTPServerTransport`. In front of it sits a gate
+ * of our own that the SDK's transport does not provide, or provides differently:
+ * bearer tokens, Host and Origin checks on every path, the `MCP-Protocol-Version`
+ * check on every request (initialize included), the body limit before any parsing,
+ * JSON-RPC shape errors (`-32600`, not the SDK's `-32700`), batches refused (2025-11-25
+ * has none), an unknown method answered 404 before dispatch, and a session table with
+ * an idle timeout. See docs/mcp.md.
+ */
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { textNestsDeeper } from '../core/json.js'
+import type { ServableManager } from './meta.js'
+import { createMcpServer, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+
+/** Options of `serveHttp`. */
+export interface ServeHttpOptions extends McpServerOptions {
+  /** The address to bind (default `127.0.0.1`: only this machine can connect). */
+  readonly host?: string
+  /** The port (default 0: any free port; read it from `url`). */
+  readonly port?: number
+  /** The MCP endpoint's path (default `/mcp`). */
+  readonly path?: string
+  /**
+   * No sessions: every POST is served by a fresh server and transport, so any instance
+   * behind a load balancer can answer any request. GET and DELETE answer 405; a call
+   * that needs confirmation answers with its `confirmId` (no elicitation: a request to
+   * the client could not come back to the same instance).
+   */
+  readonly stateless?: boolean
+  /** A bearer token every request must carry (`Authorization: Bearer <token>`); 401 otherwise. */
+  readonly token?: string
+  /** Serve `/healthz` and `/metrics` without the token. */
+  readonly metricsPublic?: boolean
+  /**
+   * Origins (`scheme://host[:port]`) allowed besides the loopback ones. A request with
+   * any other `Origin` header gets 403 (DNS rebinding). Requests without `Origin` (not
+   * from a browser) pass.
+   */
+  readonly allowedOrigins?: readonly string[]
+  /**
+   * Host names allowed in the `Host` header besides the loopback names. When bound to a
+   * loopback address only loopback names pass unless listed here (DNS rebinding); when
+   * bound elsewhere and this is not given, any Host passes.
+   */
+  readonly allowedHosts?: readonly string[]
+  /** The largest request body, in bytes (default 4 MiB); larger gets 413. */
+  readonly maxBodyBytes?: number
+  /** A session unused this long is closed, in ms (default 30 minutes). */
+  readonly sessionIdleMs?: number
+  /** The most sessions open at once (default 1000); an `initialize` beyond gets 503. */
+  readonly maxSessions?: number
+  /** Prometheus text for `/metrics` (default: `tm.metrics({ format: 'prometheus' })` when the manager has it). */
+  readonly metrics?: () => string
+  /** Called with transport and protocol errors (default: ignored; responses never carry them). */
+  readonly onError?: (error: Error) => void
+}
+
+/** A running `serveHttp`. */
+export interface HttpMcpServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:43117/mcp`. */
+  readonly url: string
+  /** The underlying `node:http` server. */
+  readonly http: HttpServer
+  /** How many sessions are open. */
+  sessions(): number
+  /** Stops listening, closes every session (in-flight calls are cancelled) and every connection. */
+  close(): Promise<void>
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+const PROTOCOL_VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/
+/** The deepest nesting a request body may have (as for stdio frames). */
+const MAX_BODY_DEPTH = 1000
+
+function isLoopbackAddress(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** The host name of a `Host` header value (`name[:port]`, `[v6][:port]`), lower-cased. */
+function hostNameOf(hostHeader: string): string {
+  const h = hostHeader.trim().toLowerCase()
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']')
+    return end === -1 ? h : h.slice(0, end + 1)
+  }
+  const colon = h.indexOf(':')
+  return colon === -1 ? h : h.slice(0, colon)
+}
+
+function originHostName(origin: string): string | undefined {
+  try {
+    const url = new URL(origin)
+    return url.hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+interface JsonRpcErrorBody {
+  readonly status: number
+  readonly code: number
+  readonly message: string
+  readonly id?: string | number | null
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  if (res.headersSent) {
+    res.end()
+    return
+  }
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
+  res.end(text)
+}
+
+function sendError(res: ServerResponse, e: JsonRpcErrorBody): void {
+  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers)
+}
+
+function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8', headers: Readonly<Record<string, string>> = {}): void {
+  if (res.headersSent) {
+    res.end()
+    return
+  }
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
+  res.end(text)
+}
+
+/** Reads the body up to `limit` bytes; `undefined` when it is larger. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'])
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume()
+      resolve(undefined)
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    let over = false
+    req.on('data', (chunk: Buffer) => {
+      if (over) return
+      size += chunk.length
+      if (size > limit) {
+        over = true
+        chunks.length = 0
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)))
+    req.on('error', reject)
+  })
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
+/** A small in-memory event store so a client can resume an SSE stream (`Last-Event-ID`) within a session. */
+class MemoryEventStore implements EventStore {
+  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage }>()
+  private seq = 0
+  constructor(private readonly max = 1000) {}
+
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const eventId = `${streamId}_${(++this.seq).toString(36)}`
+    this.events.set(eventId, { streamId, message })
+    if (this.events.size > this.max) this.events.delete(this.events.keys().next().value as string)
+    return eventId
+  }
+
+  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return this.events.get(eventId)?.streamId
+  }
+
+  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    const last = this.events.get(lastEventId)
+    if (last === undefined) return ''
+    let after = false
+    for (const [id, event] of this.events) {
+      if (id === lastEventId) {
+        after = true
+        continue
+      }
+      // the priming event is an empty object: nothing to replay
+      if (after && event.streamId === last.streamId && Object.keys(event.message).length > 0) await send(id, event.message)
+    }
+    return last.streamId
+  }
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport
+  readonly server: Server
+  lastUsed: number
+  active: number
+}
+
+/**
+ * Serves `tm` over MCP Streamable HTTP until `close()`.
+ *
+ * @example
+ * const served = await serveHttp(tm, { port: 8808, token: process.env.TOOLWIRE_TOKEN })
+ * console.log(served.url) // http://127.0.0.1:8808/mcp
+ */
+export async function serveHttp(tm: ServableManager, options: ServeHttpOptions = {}): Promise<HttpMcpServer> {
+  const host = options.host ?? '127.0.0.1'
+  const path = options.path ?? '/mcp'
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000
+  const maxSessions = options.maxSessions ?? 1000
+  const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
+  const loopbackBound = isLoopbackAddress(host)
+  const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => hostNameOf(h)))
+  const checkHost = loopbackBound || options.allowedHosts !== undefined
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()))
+  const onError = (error: Error): void => options.onError?.(error)
+  const metricsText =
+    options.metrics ??
+    (typeof (tm as { metrics?: unknown }).metrics === 'function'
+      ? () => (tm as unknown as { metrics(o: { format: 'prometheus' }): string }).metrics({ format: 'prometheus' })
+      : undefined)
+  const sessions = new Map<string, Session>()
+
+  const hostAllowed = (req: IncomingMessage): boolean => {
+    if (!checkHost) return true
+    const value = req.headers.host
+    if (value === undefined) return false
+    const name = hostNameOf(value)
+    return LOOPBACK_NAMES.has(name) || allowedHosts.has(name)
+  }
+
+  const originAllowed = (req: IncomingMessage): boolean => {
+    const origin = req.headers.origin
+    if (origin === undefined) return true
+    if (allowedOrigins.has(origin.replace(/\/+$/, '').toLowerCase())) return true
+    const name = originHostName(origin)
+    return name !== undefined && (LOOPBACK_NAMES.has(name) || LOOPBACK_NAMES.has(`[${name}]`))
+  }
+
+  const authorized = (req: IncomingMessage): 'ok' | 'missing' | 'invalid' => {
+    if (tokenDigest === undefined) return 'ok'
+    const header = req.headers.authorization
+    if (header === undefined) return 'missing'
+    const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header)
+    if (match === null) return 'invalid'
+    return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
+  }
+
+  const newTransport = (stateful: boolean): { transport: StreamableHTTPServerTransport; server: Server } => {
+    const server = createMcpServer(tm, options)
+    const transport = new StreamableHTTPServerTransport(
+      stateful
+        ? {
+            sessionIdGenerator: () => randomUUID(),
+            eventStore: new MemoryEventStore(),
+            onsessioninitialized: (id) => {
+              sessions.set(id, { transport, server, lastUsed: Date.now(), active: 0 })
+            },
+            onsessionclosed: (id) => {
+              sessions.delete(id)
+            },
+          }
+        : { sessionIdGenerator: undefined },
+    )
+    transport.onerror = onError
+    server.onerror = onError
+    return { transport, server }
+  }
+
+  const closeSession = (id: string): void => {
+    const session = sessions.get(id)
+    if (session === undefined) return
+    sessions.delete(id)
+    void session.server.close().catch(onError)
+  }
+
+  const sweep = setInterval(
+    () => {
+      const now = Date.now()
+      for (const [id, session] of sessions) if (session.active === 0 && now - session.lastUsed > idleMs) closeSession(id)
+    },
+    Math.max(1000, Math.min(idleMs, 60_000)),
+  )
+  sweep.unref()
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = req.method ?? 'GET'
+    if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
+      sendError(res, { status: 405, code: -32000, message: 'Method not allowed', headers: { allow: options.stateless === true ? 'POST' : 'GET, POST, DELETE' } })
+      return
+    }
+    const version = req.headers['mcp-protocol-version']
+    if (version !== undefined) {
+      const value = Array.isArray(version) ? version.join(',') : version
+      if (!PROTOCOL_VERSION_SHAPE.test(value) || !SUPPORTED_PROTOCOL_VERSIONS.includes(value)) {
+        sendError(res, {
+          status: 400,
+          code: -32000,
+          message: `Bad Request: unsupported MCP-Protocol-Version (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        })
+        return
+      }
+    }
+    const sessionHeader = req.headers['mcp-session-id']
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader
+
+    if (method !== 'POST') {
+      if (options.stateless === true) {
+        sendError(res, { status: 405, code: -32000, message: 'Method not allowed: this server is stateless (POST only)', headers: { allow: 'POST' } })
+        return
+      }
+      if (sessionId === undefined) {
+        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' })
+        return
+      }
+      const session = sessions.get(sessionId)
+      if (session === undefined) {
+        sendError(res, { status: 404, code: -32001, message: 'Session not found' })
+        return
+      }
+      session.lastUsed = Date.now()
+      await session.transport.handleRequest(req, res)
+      return
+    }
+
+    const body = await readBody(req, maxBodyBytes)
+    if (body === undefined) {
+      sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes` })
+      return
+    }
+    const text = body.toString('utf8')
+    if (textNestsDeeper(text, MAX_BODY_DEPTH)) {
+      sendError(res, { status: 400, code: -32700, message: `Parse error: nested deeper than ${MAX_BODY_DEPTH} levels` })
+      return
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      sendError(res, { status: 400, code: -32700, message: 'Parse error: invalid JSON' })
+      return
+    }
+    if (Array.isArray(value)) {
+      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: JSON-RPC batches are not part of MCP 2025-11-25' })
+      return
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value)
+    if (!parsed.success) {
+      const id = (value as { id?: unknown } | null)?.id
+      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null
+      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId })
+      return
+    }
+    const message = parsed.data as { id?: string | number; method?: string }
+    if (message.method !== undefined && message.id !== undefined && !MCP_SERVED_METHODS.includes(message.method)) {
+      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id })
+      return
+    }
+    const isInitialize = message.method === 'initialize'
+
+    if (options.stateless === true) {
+      const { transport, server } = newTransport(false)
+      res.on('close', () => {
+        void server.close().catch(onError)
+      })
+      await server.connect(transport)
+      await transport.handleRequest(req, res, parsed.data)
+      return
+    }
+
+    if (sessionId === undefined) {
+      if (!isInitialize) {
+        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null })
+        return
+      }
+      if (sessions.size >= maxSessions) {
+        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' } })
+        return
+      }
+      const { transport, server } = newTransport(true)
+      await server.connect(transport)
+      await transport.handleRequest(req, res, parsed.data)
+      // an initialize the transport refused opened no session: nothing to keep
+      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close().catch(onError)
+      return
+    }
+    const session = sessions.get(sessionId)
+    if (session === undefined) {
+      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null })
+      return
+    }
+    session.lastUsed = Date.now()
+    session.active++
+    try {
+      await session.transport.handleRequest(req, res, parsed.data)
+    } finally {
+      session.active--
+      session.lastUsed = Date.now()
+    }
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!hostAllowed(req)) {
+      sendError(res, { status: 403, code: -32000, message: 'Forbidden: Host not allowed' })
+      return
+    }
+    if (!originAllowed(req)) {
+      sendError(res, { status: 403, code: -32000, message: 'Forbidden: Origin not allowed' })
+      return
+    }
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const isOps = url.pathname === '/healthz' || url.pathname === '/metrics'
+    if (!(isOps && options.metricsPublic === true)) {
+      const auth = authorized(req)
+      if (auth !== 'ok') {
+        const challenge = auth === 'missing' ? 'Bearer realm="toolwire"' : 'Bearer realm="toolwire", error="invalid_token"'
+        sendError(res, { status: 401, code: -32000, message: 'Unauthorized', headers: { 'www-authenticate': challenge } })
+        return
+      }
+    }
+    if (isOps) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendText(res, 405, 'method not allowed\n', undefined, { allow: 'GET' })
+        return
+      }
+      if (url.pathname === '/healthz') {
+        sendJson(res, 200, { status: 'ok', sessions: sessions.size })
+        return
+      }
+      if (metricsText === undefined) {
+        sendText(res, 404, 'no metrics\n')
+        return
+      }
+      sendText(res, 200, metricsText(), 'text/plain; version=0.0.4; charset=utf-8')
+      return
+    }
+    if (url.pathname !== path) {
+      sendText(res, 404, 'not found\n')
+      return
+    }
+    await handleMcp(req, res)
+  }
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      onError(error instanceof Error ? error : new Error(String(error)))
+      // never a stack trace, never the error's own text
+      if (!res.headersSent) sendError(res, { status: 500, code: -32603, message: 'Internal error' })
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(options.port ?? 0, host, () => {
+      http.off('error', reject)
+      resolve()
+    })
+  })
+  const address = http.address() as AddressInfo
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const url = `http://${shownHost}:${address.port}${path}`
+
+  return {
+    url,
+    http,
+    sessions: () => sessions.size,
+    async close() {
+      clearInterval(sweep)
+      const closing = new Promise<void>((resolve) => http.close(() => resolve()))
+      for (const id of [...sessions.keys()]) closeSession(id)
+      http.closeAllConnections()
+      await closing
+    },
+  }
+}
