@@ -48,6 +48,20 @@ export class ToolwireCallFailure extends Error {
   }
 }
 
+/**
+ * An `onError` for the SDK's UI message streams (`toUIMessageStream`,
+ * `toUIMessageStreamResponse`), which mask every tool error as `An error occurred.` by
+ * default: a toolwire failure keeps the text the model read (public-safe, wrapped when
+ * untrusted), so a chat history sent back by the client shows the model the same text again.
+ * Any other error stays masked.
+ *
+ * @example
+ * return streamText({ model, tools: aiSdkTools(tm), messages }).toUIMessageStreamResponse({ onError: toolErrorText })
+ */
+export function toolErrorText(error: unknown): string {
+  return error instanceof ToolwireCallFailure ? error.message : 'An error occurred.'
+}
+
 /** The SDK cannot carry media in a tool error: they are named in the text instead. */
 function failureText(view: CallResult): string {
   const { notes } = renderParts(view, 'an AI SDK tool error', () => undefined)
