@@ -32,7 +32,7 @@ function scripted(calls: readonly { readonly id: string; readonly name: string; 
     // the same turns as a stream, for streamText
     doStream: async (options) => {
       const { content, finishReason } = await generate(options)
-      const parts = content.flatMap((c) =>
+      const parts = content.flatMap((c): unknown[] =>
         c.type === 'text' ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c],
       )
       return {
