@@ -160,6 +160,36 @@ describe('other Standard Schemas', () => {
     expect(seen).toEqual([{ n: 2 }])
   })
 
+  it('an async validate is awaited by the manager before the call runs (zod with an async refinement)', async () => {
+    const tm = new ToolManager()
+    let runs = 0
+    tm.register({
+      name: 'slow',
+      inputSchema: z.object({ user: z.string().refine(async (u) => u !== 'admin', 'is not available') }),
+      run: (input) => {
+        runs++
+        return input.user
+      },
+    })
+    expect(await tm.call('slow', { user: 'admin' })).toMatchObject({ status: 'invalid', issues: [{ path: '/user', message: 'is not available' }] })
+    expect(runs).toBe(0)
+    expect(await tm.callJson('slow', '{"user":"free"}')).toMatchObject({ status: 'ok', data: 'free' })
+    expect(await tm.callMany([{ name: 'slow', input: { user: 'admin' } }, { name: 'slow', input: { user: 'b' } }])).toMatchObject([
+      { status: 'invalid' },
+      { status: 'ok', data: 'b' },
+    ])
+    expect(runs).toBe(2)
+  })
+
+  it('an async output schema is not checked (output checks are synchronous), and nothing is reported', async () => {
+    const tm = new ToolManager({ development: true })
+    const reports: unknown[] = []
+    tm.on('output_invalid', (e) => void reports.push(e.issues))
+    tm.register({ name: 'o', inputSchema: {}, outputSchema: standard(async () => ({ issues: [{ message: 'no' }] }), { type: 'number' }), run: () => 1 })
+    expect(await tm.call('o', {})).toMatchObject({ status: 'ok', data: 1 })
+    expect(reports).toEqual([])
+  })
+
   it('a Standard Schema with no JSON Schema converter is refused at registration', () => {
     expect(() => echoTool(new ToolManager(), 'x', standard(() => ({ value: 1 })))).toThrow(/acme Standard Schema, but no JSON Schema can be produced/)
   })
