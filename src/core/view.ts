@@ -113,34 +113,53 @@ function derivedText(view: CallResult<unknown>): string {
  * deep equality see just the view's own data properties (a clone is a plain object).
  */
 class View {
-  #canonical: ToolResult | undefined
+  #canonical: ToolResult
 
-  constructor(canonical: ToolResult | undefined) {
+  constructor(canonical: ToolResult) {
     this.#canonical = canonical
   }
 
   static canonicalOf(view: unknown): ToolResult | undefined {
-    if (!(view instanceof View)) return undefined
+    if (view instanceof View) return view.#canonical
+    if (!(view instanceof OkView)) return undefined
     // an `ok` view made on the fast path builds its canonical result on first use
-    if (view.#canonical === undefined) {
-      const v = view as unknown as { data: JsonValue; untrusted?: true }
-      view.#canonical = ToolResult.fromData(v.data, undefined, v.untrusted === true)
+    let canonical = lazyCanonicals.get(view)
+    if (canonical === undefined) {
+      canonical = ToolResult.fromData(view.data, undefined, view.untrusted === true)
+      lazyCanonicals.set(view, canonical)
     }
-    return view.#canonical
+    return canonical
   }
 }
+
+/**
+ * The `ok` view of a call that returned a plain value: its data properties only, set in
+ * its constructor so that they live in the object itself (a retained view is small), and
+ * no hidden state: its canonical result is built on first use and kept in `lazyCanonicals`.
+ */
+class OkView {
+  declare readonly status: 'ok'
+  declare readonly data: JsonValue
+  declare readonly untrusted?: true
+  declare readonly callId: string
+
+  constructor(data: JsonValue, callId: string, untrusted: boolean) {
+    this.status = 'ok'
+    this.data = data
+    if (untrusted) this.untrusted = true
+    this.callId = callId
+  }
+}
+
+/** The canonical results of fast-path `ok` views that were asked for one. */
+const lazyCanonicals = new WeakMap<OkView, ToolResult>()
 
 /**
  * The `ok` view of data that already has JSON form (deeply frozen), without building
  * the canonical result until someone asks for it (`canonicalOf`).
  */
 export function okView(data: JsonValue, callId: string, untrusted: boolean): CallResult {
-  const view = new View(undefined) as unknown as Record<string, unknown>
-  view.status = 'ok'
-  view.data = data
-  if (untrusted) view.untrusted = true
-  view.callId = callId
-  return Object.freeze(view) as unknown as CallResult
+  return Object.freeze(new OkView(data, callId, untrusted)) as CallResult
 }
 
 /** The canonical result behind an application view made by this process, if any. */

@@ -19,6 +19,8 @@ import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
+import { outcomeStatusOf } from '../core/status.js'
+import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -29,22 +31,7 @@ export function newDiagnostics(): OutcomeDiagnostics {
 }
 
 /** The semantic status of a canonical result, as outcomes and evidence report it. */
-export function outcomeStatus(result: ToolResult): ToolExecutionOutcome['status'] {
-  switch (result.disposition()) {
-    case 'success':
-      return 'succeeded'
-    case 'refused':
-      return 'denied'
-    case 'skipped':
-      return 'skipped'
-    case 'pending':
-      return 'pending'
-    default: {
-      const kind = result.error()!.kind
-      return kind === 'timeout' ? 'timed_out' : kind === 'cancelled' ? 'cancelled' : kind === 'invalid_args' ? 'invalid' : 'failed'
-    }
-  }
-}
+export const outcomeStatus: (result: ToolResult) => ToolExecutionOutcome['status'] = outcomeStatusOf
 
 /** The frozen outcome of a settled execution. */
 export function outcomeOf(s: Settlement, tool: string): ToolExecutionOutcome {
@@ -291,7 +278,7 @@ export class Call implements ToolContext {
           // a signal-like object that throws: the options are at fault, not the tool
           this.#onAbort = undefined
           this.#host.reportError(this.callId, this.#entry.name, err)
-          this.#finish(ToolResult.failed(refusalError('invalid_options', 'The call options could not be read: signal')))
+          this.#finish(ToolResult.failed(refusalError('invalid_options', invalidOptionsText('signal'))))
           return
         }
       }
@@ -374,7 +361,7 @@ export class Call implements ToolContext {
 
   #denyOnError(err: unknown): void {
     this.#host.reportError(this.callId, this.#entry.name, err)
-    this.#finish(ToolResult.failed(refusalError('permission_denied', 'The permission check failed')))
+    this.#finish(ToolResult.failed(refusalError(REFUSALS.permissionCheckFailed.code, REFUSALS.permissionCheckFailed.message)))
   }
 
   /** Returns true to allow; otherwise settles the call as refused. */
@@ -382,12 +369,12 @@ export class Call implements ToolContext {
     if (this.#settled) return false
     if (d === undefined || d === true) return true
     if (d === false) {
-      this.#finish(ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
+      this.#finish(ToolResult.failed(refusalError(REFUSALS.permissionDenied.code, REFUSALS.permissionDenied.message)))
       return false
     }
     if (isHelperResult(d)) {
       if (d.status === 'ok') return true
-      this.#finish(d.status === 'refused' ? fromHelper(d) : ToolResult.failed(refusalError('permission_denied', 'Permission denied')))
+      this.#finish(d.status === 'refused' ? fromHelper(d) : ToolResult.failed(refusalError(REFUSALS.permissionDenied.code, REFUSALS.permissionDenied.message)))
       return false
     }
     const obj = d as { allow?: unknown; code?: unknown; message?: unknown }
@@ -395,8 +382,8 @@ export class Call implements ToolContext {
     this.#finish(
       ToolResult.failed(
         refusalError(
-          typeof obj.code === 'string' ? obj.code : 'permission_denied',
-          typeof obj.message === 'string' ? obj.message : 'Permission denied',
+          typeof obj.code === 'string' ? obj.code : REFUSALS.permissionDenied.code,
+          typeof obj.message === 'string' ? obj.message : REFUSALS.permissionDenied.message,
         ),
       ),
     )
@@ -477,7 +464,7 @@ export class Call implements ToolContext {
   #checkBreaker(): void {
     const entry = this.#entry
     if (!entry.breaker!.admit()) {
-      this.#finish(ToolResult.failed(refusalError('circuit_open', `Tool "${entry.name}" is failing; its circuit breaker is open`)))
+      this.#finish(ToolResult.failed(refusalError('circuit_open', circuitOpenText(entry.name))))
       return
     }
     this.#admittedByBreaker = true
@@ -495,7 +482,7 @@ export class Call implements ToolContext {
         return
       case 'full':
         this.#finish(
-          ToolResult.failed(refusalError('concurrency_limit', `Tool "${entry.name}" is at its concurrency limit and its queue is full`)),
+          ToolResult.failed(refusalError('concurrency_limit', concurrencyLimitText(entry.name))),
         )
     }
   }
@@ -685,7 +672,7 @@ export class Call implements ToolContext {
     const kind = isToolErrorKind(kindValue) ? kindValue : 'other'
     const retryable = kind === 'other' ? undefined : safeGet(err, 'retryable')
     const options = typeof retryable === 'boolean' ? { retryable } : {}
-    this.#settleAttempt(ToolResult.failed(toolError(kind, kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`, options)))
+    this.#settleAttempt(ToolResult.failed(toolError(kind, toolFailedText(kind), options)))
   }
 
   /** Ends one attempt: retries a retryable error when allowed, else settles. */

@@ -6,18 +6,29 @@
 import { CircuitBreaker } from './breaker.js'
 import { BatchSink, Call, CONTINUE_CONFIRMED, newDiagnostics, outcomeOf } from './call.js'
 import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
+import {
+  alreadyAnsweredText,
+  duplicateCallIdText,
+  expiredText,
+  invalidOptionsText,
+  noPendingText,
+  REFUSALS,
+  resumeUnavailableText,
+  UNDO_FAILED_MESSAGE,
+  unknownToolText,
+} from '../core/texts.js'
 import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { toFrozenJson } from '../core/json.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
+import { cancelledResult, describeThrown, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
 import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry } from './tool.js'
 import { clipped } from '../core/redact.js'
-import { SchemaCompiler, type SchemaOptions } from '../core/validate.js'
+import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -78,7 +89,7 @@ function toolLabel(name: unknown): string {
 
 /** A refusal of call options that cannot be read or are malformed. */
 function badOptions(what: string): ToolResult {
-  return ToolResult.failed(refusalError('invalid_options', `The call options could not be read: ${what}`))
+  return ToolResult.failed(refusalError('invalid_options', invalidOptionsText(what)))
 }
 
 /**
@@ -128,6 +139,15 @@ function readOptions(options: unknown): CallOptions | undefined | ToolResult {
   }
   return Object.freeze(out)
 }
+
+/** The result of a call that cannot run, with the options its view should use. */
+interface Early {
+  readonly result: ToolResult
+  readonly options: CallOptions | undefined
+}
+
+/** A call ready to start, one that cannot run, or (an asynchronous validator) either, once its input is checked. */
+type Admission = Call | Early | Promise<Call | Early>
 
 /** One `callMany` entry, each field read once. */
 interface BatchEntry {
@@ -341,7 +361,7 @@ export class ToolManager {
       const c = entries[i]
       try {
         if (c === undefined) {
-          sink.put(i, this.earlyView('<unreadable>', undefined, ToolResult.failed(refusalError('invalid_call', 'This call could not be read'))))
+          sink.put(i, this.earlyView('<unreadable>', undefined, ToolResult.failed(refusalError(REFUSALS.invalidCall.code, REFUSALS.invalidCall.message))))
         } else {
           this.dispatchInto(sink, i, c)
         }
@@ -354,7 +374,7 @@ export class ToolManager {
 
   private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
     const input = c.args !== undefined ? parseArgs(c.args) : c.input
-    let admitted: ReturnType<ToolManager['admitChecked']>
+    let admitted: Admission
     if (input instanceof ToolResult) {
       const opts = readOptions(c.options)
       admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
@@ -362,7 +382,16 @@ export class ToolManager {
       admitted = this.admitChecked(c.name, input, c.options, 'view')
     }
     if (admitted instanceof Call) admitted.startInto(sink, index)
-    else sink.put(index, this.earlyView(toolLabel(c.name), admitted.options, admitted.result))
+    else if (admitted instanceof Promise) {
+      void admitted.then((a) => {
+        try {
+          if (a instanceof Call) a.startInto(sink, index)
+          else sink.put(index, this.earlyView(toolLabel(c.name), a.options, a.result))
+        } catch (err) {
+          sink.put(index, this.earlyView(toolLabel(c.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
+        }
+      })
+    } else sink.put(index, this.earlyView(toolLabel(c.name), admitted.options, admitted.result))
   }
 
   /**
@@ -411,7 +440,7 @@ export class ToolManager {
       approve = decision?.approve === true
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open
-      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError('invalid_decision', 'The decision could not be read')), err)
+      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
     }
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
@@ -420,7 +449,7 @@ export class ToolManager {
     p.used = true
     const outcome = approve
       ? new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
-      : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('confirmation_denied', 'The user denied this call')))
+      : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
     return (outcome as Promise<CallResult>).then((view) => {
       this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
       return view
@@ -436,7 +465,7 @@ export class ToolManager {
     p.used = true
     const handler = p.entry.def.resume
     if (typeof handler !== 'function') {
-      return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${p.entry.name}" has no resume handler`)))
+      return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(p.entry.name))))
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, p.input, ctx)
     return new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', continuation).start() as Promise<CallResult>
@@ -446,14 +475,14 @@ export class ToolManager {
     this.sweepParked()
     const what = kind === 'confirmation' ? 'confirmation' : 'request'
     if (parked === undefined || parked.kind !== kind) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`))
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what)))
     }
     if (parked.used) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_used' : 'request_used', `This ${what} was already answered`))
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what)))
     }
     if (Date.now() > parked.expiresAt) {
       parked.used = true
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_expired' : 'request_expired', `This ${what} has expired`))
+      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_expired' : 'request_expired', expiredText(what)))
     }
     return undefined
   }
@@ -477,12 +506,12 @@ export class ToolManager {
     const restore = this.undos.get(callId)
     const tool = 'undo'
     if (restore === undefined) {
-      return this.settleEarly(tool, undefined, ToolResult.failed(refusalError('undo_unavailable', 'There is nothing to undo for this call')))
+      return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
     this.undos.delete(callId)
     const fail = (err: unknown): CallResult => {
       this.reportError(callId, tool, err)
-      return viewOf(ToolResult.failed(toolError('other', 'The undo failed.')), callId)
+      return viewOf(ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE)), callId)
     }
     try {
       return Promise.resolve(restore()).then((value) => {
@@ -530,14 +559,26 @@ export class ToolManager {
   }
 
   private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
-    let admitted: ReturnType<ToolManager['admitChecked']>
+    let admitted: Admission
     try {
       admitted = this.admitChecked(name, input, options, 'settlement')
     } catch (err) {
       this.reportError('', toolLabel(name), err)
       admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
     }
-    if (admitted instanceof Call) return admitted.start() as Promise<Settlement>
+    if (admitted instanceof Promise) return admitted.then((a) => this.settleAdmitted(name, a))
+    return this.settleAdmitted(name, admitted)
+  }
+
+  private settleAdmitted(name: string, admitted: Call | Early): Promise<Settlement> {
+    if (admitted instanceof Call) {
+      try {
+        return admitted.start() as Promise<Settlement>
+      } catch (err) {
+        this.reportError(admitted.callId, toolLabel(name), err)
+        admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
+      }
+    }
     const { result } = admitted
     return this.settleEarly(toolLabel(name), admitted.options, result).then((view) => ({
       view,
@@ -582,9 +623,19 @@ export class ToolManager {
 
   private dispatch(name: string, input: unknown, options: CallOptions | undefined): Promise<CallResult> {
     const admitted = this.admitChecked(name, input, options, 'view')
-    return admitted instanceof Call
-      ? (admitted.start() as Promise<CallResult>)
-      : this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+    if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
+    if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
+    return this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+  }
+
+  private startView(name: string, admitted: Call | Early): Promise<CallResult> {
+    try {
+      return admitted instanceof Call
+        ? (admitted.start() as Promise<CallResult>)
+        : this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+    } catch (err) {
+      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+    }
   }
 
   /** `admit` for what a caller passed: a name that is not a string and unreadable options are refused first. */
@@ -593,11 +644,11 @@ export class ToolManager {
     input: unknown,
     options: unknown,
     mode: 'view' | 'settlement',
-  ): Call | { readonly result: ToolResult; readonly options: CallOptions | undefined } {
+  ): Admission {
     const opts = readOptions(options)
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
     if (typeof name !== 'string') {
-      return { result: ToolResult.failed(refusalError('unknown_tool', 'The tool name must be a string')), options: opts }
+      return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
     }
     return this.admit(name, input, opts, mode)
   }
@@ -611,17 +662,57 @@ export class ToolManager {
     input: unknown,
     options: CallOptions | undefined,
     mode: 'view' | 'settlement',
-  ): Call | { readonly result: ToolResult; readonly options: CallOptions | undefined } {
+  ): Admission {
     const entry = this.tools.get(name)
     if (entry === undefined) {
-      return { result: ToolResult.failed(refusalError('unknown_tool', `No tool named ${JSON.stringify(clipped(String(name)))} is registered`)), options }
+      return { result: ToolResult.failed(refusalError('unknown_tool', unknownToolText(clipped(String(name))))), options }
     }
-    const issues = entry.validate(input)
-    if (issues !== undefined) return { result: ToolResult.failed(invalidError(issues)), options }
+    const issues: unknown = entry.validate(input)
+    if (issues !== undefined) {
+      // a Standard Schema may validate asynchronously: only then is the check awaited
+      if (isThenable(issues)) return this.admitWhenChecked(issues, entry, input, options, mode)
+      return { result: ToolResult.failed(invalidError(issues as readonly Issue[])), options }
+    }
+    return this.admitValid(entry, input, options, mode)
+  }
+
+  /** `admit` once an asynchronous validator settled. Never rejects: a validator that rejects fails the call. */
+  private admitWhenChecked(
+    validation: PromiseLike<unknown>,
+    entry: ToolEntry,
+    input: unknown,
+    options: CallOptions | undefined,
+    mode: 'view' | 'settlement',
+  ): Promise<Call | Early> {
+    return new Promise((resolve) =>
+      when(
+        validation,
+        (issues) => {
+          try {
+            resolve(
+              issues === undefined
+                ? this.admitValid(entry, input, options, mode)
+                : { result: ToolResult.failed(invalidError(issues as readonly Issue[])), options },
+            )
+          } catch (err) {
+            this.reportError('', entry.name, err)
+            resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
+          }
+        },
+        (err) => {
+          this.reportError('', entry.name, err)
+          resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
+        },
+      ),
+    )
+  }
+
+  /** Picks the call id of a call whose input is valid: a call ready to start, or a refused duplicate id. */
+  private admitValid(entry: ToolEntry, input: unknown, options: CallOptions | undefined, mode: 'view' | 'settlement'): Call | Early {
     const seq = options?.callId === undefined ? ++this.seq : 0
     const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
     if (seq === 0 && this.inflightCall(callId) !== undefined) {
-      const duplicate = refusalError('duplicate_call_id', `A call with id ${JSON.stringify(callId)} is already in flight`)
+      const duplicate = refusalError('duplicate_call_id', duplicateCallIdText(callId))
       return { result: ToolResult.failed(duplicate), options: undefined }
     }
     return new Call(this.host, entry, callId, input, options, mode, undefined, seq)

@@ -10,9 +10,9 @@ import { refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
 import type { Issue } from '../core/validate.js'
 import { invalidText, type CancelledBy } from '../core/view.js'
+import { argsNotTextText, cancelledText, nestsDeeperText, notJsonArgsText, TOOL_FAILED_MESSAGE } from '../core/texts.js'
 
-/** The message a model and an application see when a tool throws. Details go to `error` events. */
-export const TOOL_FAILED_MESSAGE = 'The tool failed.'
+export { TOOL_FAILED_MESSAGE }
 
 /** Whether `v` is a promise or another thenable. A `then` getter that throws counts as a thenable (that rejects). */
 export const isThenable = (v: unknown): v is PromiseLike<unknown> => {
@@ -122,18 +122,14 @@ export function parseArgs(argsText: unknown): unknown {
   try {
     if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
     if (textNestsDeeper(argsText, MAX_VALUE_DEPTH)) {
-      return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message: `nests deeper than ${MAX_VALUE_DEPTH} levels` })])))
+      return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message: nestsDeeperText(MAX_VALUE_DEPTH) })])))
     }
     return JSON.parse(argsText)
   } catch (err) {
     // the parser's own message quotes the text (which may hold a secret): only the position is kept
     const position = /at position (\d+)/.exec(describeThrown(err).message)?.[1]
     const message =
-      typeof argsText !== 'string'
-        ? `The arguments must be JSON text, not ${argsText === null ? 'null' : typeof argsText}`
-        : position === undefined
-          ? 'The arguments are not valid JSON'
-          : `The arguments are not valid JSON (at position ${position})`
+      typeof argsText !== 'string' ? argsNotTextText(argsText === null ? 'null' : typeof argsText) : notJsonArgsText(position)
     return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message })])))
   }
 }
@@ -145,7 +141,7 @@ export function invalidError(issues: readonly Issue[]): ReturnType<typeof toolEr
 
 /** The canonical result of a call stopped by `by`. */
 export function cancelledResult(by: CancelledBy): ToolResult {
-  return ToolResult.failed(toolError('cancelled', `The call was cancelled (${by})`, { details: { by } }))
+  return ToolResult.failed(toolError('cancelled', cancelledText(by), { details: { by } }))
 }
 
 /**
