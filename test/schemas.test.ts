@@ -293,3 +293,18 @@ describe('tool names', () => {
     expect(await tm.call('files.read', {})).toMatchObject({ status: 'ok', data: 1 })
   })
 })
+
+describe('filling defaults is bounded', () => {
+  it('a schema reaching one subschema in very many ways gives up on defaults (at 1,000,000 steps) instead of running on', () => {
+    // 15 links, each applying the next twice: 2^15 ways to the last, which sets a default and nests the chain again
+    const $defs: Record<string, unknown> = { l15: { properties: { a: { default: 1 }, c: { $ref: '#/$defs/l0' } } } }
+    for (let i = 0; i < 15; i++) $defs[`l${i}`] = { allOf: [{ $ref: `#/$defs/l${i + 1}` }, { $ref: `#/$defs/l${i + 1}` }] }
+    const schema = { $defs, $ref: '#/$defs/l0' }
+    const nest = (levels: number): Record<string, unknown> => (levels === 0 ? {} : { c: nest(levels - 1) })
+    // one object: about 130,000 steps, the default is applied
+    expect(applyDefaults(schema, {})).toEqual({ a: 1 })
+    // each level multiplies the work by 2^15 (about 10^13 steps for 3 levels): the input comes back as given
+    const deep = nest(3)
+    expect(applyDefaults(schema, deep)).toBe(deep)
+  })
+})

@@ -136,12 +136,27 @@ function setOwn<T extends object>(target: T, key: string | number, value: unknow
  * `if`/`then`/`else`, `additionalProperties` or `patternProperties`). Copy on write: `value`
  * is never changed; unchanged parts are shared.
  */
-export function applyDefaults(schema: unknown, value: unknown, root: unknown = schema, refs = 0): unknown {
+export function applyDefaults(schema: unknown, value: unknown, root: unknown = schema): unknown {
+  const budget = { steps: MAX_DEFAULT_STEPS }
+  try {
+    return fill(schema, value, root, 0, budget)
+  } catch (err) {
+    if (err === OUT_OF_STEPS) return value // too much work (a schema reaching one subschema many ways): no defaults
+    throw err
+  }
+}
+
+/** How many (subschema, value) visits filling defaults may take for one input. */
+const MAX_DEFAULT_STEPS = 1_000_000
+const OUT_OF_STEPS = Symbol('out of steps')
+
+function fill(schema: unknown, value: unknown, root: unknown, refs: number, budget: { steps: number }): unknown {
+  if (--budget.steps < 0) throw OUT_OF_STEPS
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return value
   const s = schema as Record<string, unknown>
   let out = value
-  if (typeof s.$ref === 'string' && refs < 32) out = applyDefaults(resolveLocal(root, s.$ref), out, root, refs + 1)
-  if (Array.isArray(s.allOf)) for (const part of s.allOf) out = applyDefaults(part, out, root, refs + 1)
+  if (typeof s.$ref === 'string' && refs < 32) out = fill(resolveLocal(root, s.$ref), out, root, refs + 1, budget)
+  if (Array.isArray(s.allOf)) for (const part of s.allOf) out = fill(part, out, root, refs + 1, budget)
   if (typeof out !== 'object' || out === null) return out
   if (Array.isArray(out)) {
     const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined
@@ -151,7 +166,7 @@ export function applyDefaults(schema: unknown, value: unknown, root: unknown = s
       const sub = tuple !== undefined && i < tuple.length ? tuple[i] : rest
       if (sub === undefined) continue
       const item = (copy ?? out)[i]
-      const next = applyDefaults(sub, item, root, 0)
+      const next = fill(sub, item, root, 0, budget)
       if (next !== item) (copy ??= out.slice())[i] = next
     }
     return copy ?? out
@@ -166,7 +181,7 @@ export function applyDefaults(schema: unknown, value: unknown, root: unknown = s
       if (own(sub, 'default')) copy = setOwn(copy ?? { ...current }, key, structuredClone((sub as { default: unknown }).default))
     } else {
       const item = current[key]
-      const next = applyDefaults(sub, item, root, 0)
+      const next = fill(sub, item, root, 0, budget)
       if (next !== item) copy = setOwn(copy ?? { ...current }, key, next)
     }
   }
