@@ -267,6 +267,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         ? {
             sessionIdGenerator: () => randomUUID(),
             eventStore: new MemoryEventStore(),
+            retryInterval: 1000,
             onsessioninitialized: (id) => {
               sessions.set(id, { transport, server, lastUsed: Date.now(), active: 0 })
             },
