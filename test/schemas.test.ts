@@ -71,6 +71,21 @@ describe('zod 4', () => {
     expect(seen).toEqual([{ word: 'HI' }])
   })
 
+  it('a tool written as a class keeps its methods', async () => {
+    class Greeter {
+      readonly name = 'greet'
+      readonly inputSchema = z.object({ who: z.string().default('world') })
+      prefix(): string {
+        return 'hello'
+      }
+      run(input: { who: string }): string {
+        return `${this.prefix()} ${input.who}`
+      }
+    }
+    const tm = new ToolManager().register(new Greeter())
+    expect(await tm.call('greet', {})).toMatchObject({ status: 'ok', data: 'hello world' })
+  })
+
   it('zod mini is advertised through zod\'s own converter', async () => {
     const tm = echoTool(new ToolManager(), 'mini', zm.object({ a: zm.string() }))
     expect(tm.manifest()[0]!.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })
