@@ -456,7 +456,7 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
   }
   if (inputJson === undefined && outputJson === undefined && valueOf === undefined) return { def: tool, validate, validateOutput }
   // a copy that keeps the definition's prototype (a tool written as a class keeps its methods)
-  const def = Object.assign(Object.create(Object.getPrototypeOf(tool) as object | null) as Record<string, unknown>, tool)
+  const def: Record<string, unknown> = Object.assign(Object.create(Object.getPrototypeOf(tool) as object | null) as object, tool)
   if (inputJson !== undefined) def.inputSchema = inputJson
   if (outputJson !== undefined) def.outputSchema = outputJson
   if (valueOf !== undefined) {
