@@ -15,7 +15,7 @@ import addFormats from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { importMcpTools, fromMcp } from '../src/mcp/client.js'
-import { mcpToolOf } from '../src/mcp/server.js'
+import { createMcpServer, mcpToolOf } from '../src/mcp/server.js'
 import { ToolManager } from '../src/runtime/manager.js'
 import { toModel } from '../src/render/model.js'
 import { toMcp } from '../src/render/mcp.js'
@@ -416,5 +416,67 @@ describe('importMcpTools against the SDK McpServer', () => {
     expect(back.text()).toBe('data <b>')
     expect(toModel(back).output.split('<untrusted-content>').length).toBe(2)
     expect(fromMcp({ content: [{ type: 'text', text: 'no' }], isError: true }).error()).toMatchObject({ kind: 'other', message: 'no' })
+  })
+})
+
+describe('importMcpTools keeps a remote confirmation a confirmation', () => {
+  it('a toolwire server holding a call for confirmation: needs_confirmation here with its confirmId; approved there, it runs once', async () => {
+    const runs: string[] = []
+    const remote = new ToolManager()
+    remote.register({
+      name: 'remove',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      needsConfirmation: true,
+      summarize: ({ path }: { path: string }) => `Remove ${path}`,
+      run: ({ path }: { path: string }) => {
+        runs.push(path)
+        return { removed: path }
+      },
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await createMcpServer(remote).connect(a)
+    const client = new Client({ name: 'importer', version: '1.0.0' })
+    await client.connect(b)
+    try {
+      const local = new ToolManager()
+      await importMcpTools(client, local)
+      const view = await local.call('remove', { path: 'x.txt' })
+      expect(view).toMatchObject({ status: 'needs_confirmation', summary: 'Remove x.txt' })
+      if (view.status !== 'needs_confirmation') throw new Error('unreachable')
+      expect(runs).toEqual([])
+      const approved = await remote.confirm(view.confirmId, { approve: true })
+      expect(approved).toMatchObject({ status: 'ok', data: { removed: 'x.txt' } })
+      expect(runs).toEqual(['x.txt'])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('the approval URL a server gives is kept (http and https only); a result without a confirmId stays an error', async () => {
+    const server = new McpServer({ name: 'peer', version: '1.0.0' })
+    const held = (url: unknown) => ({
+      content: [{ type: 'text' as const, text: 'This call needs the user confirmation' }],
+      isError: true,
+      _meta: { 'toolwire/confirmation': { confirmId: 'c-1', summary: 'Pay 10 EUR', url } },
+    })
+    server.registerTool('pay', { inputSchema: {} }, () => held('https://tools.example/confirm/c-1?t=abc'))
+    server.registerTool('sneaky', { inputSchema: {} }, () => held('javascript:alert(1)'))
+    server.registerTool('plain', { inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'no' }], isError: true, _meta: { 'toolwire/confirmation': { summary: 'x' } } }))
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 'importer', version: '1.0.0' })
+    await client.connect(b)
+    try {
+      const local = new ToolManager()
+      await importMcpTools(client, local)
+      const pay = await local.call('pay', {})
+      expect(pay).toMatchObject({ status: 'needs_confirmation', confirmId: 'c-1', summary: 'Pay 10 EUR', metadata: { pending: { url: 'https://tools.example/confirm/c-1?t=abc' } } })
+      const sneaky = await local.call('sneaky', {})
+      expect(sneaky.status).toBe('needs_confirmation')
+      expect(JSON.stringify(sneaky)).not.toContain('javascript')
+      expect((await local.call('plain', {})).status).toBe('error')
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -9,8 +9,9 @@ import type { JsonSchema, ToolContext, ToolDefinition, ToolHints, ToolManager } 
 import { MCP_UNTRUSTED_META_KEY } from '../render/mcp.js'
 import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../render/model.js'
 import { toolError, ToolResult } from '../core/result.js'
+import { pending, type ModelResult } from '../core/helpers.js'
 import type { ContentPart, JsonValue } from '../core/types.js'
-import { MCP_UNTRUSTED_CONTENT_META_KEY } from './meta.js'
+import { MCP_CONFIRMATION_META_KEY, MCP_UNTRUSTED_CONTENT_META_KEY } from './meta.js'
 
 /** Options of `fromMcp`. */
 export interface FromMcpOptions {
@@ -79,6 +80,33 @@ function partType(mimeType: string | undefined): ContentPart['type'] {
   return 'file'
 }
 
+/** The longest confirmation summary kept from a server. */
+const SUMMARY_MAX = 500
+
+/**
+ * A toolwire server's "this call waits for confirmation" result
+ * (`_meta["toolwire/confirmation"]: { confirmId, summary, url? }`) as a pending
+ * confirmation: the imported call ends `needs_confirmation` with the server's
+ * `confirmId` and summary, and the approval URL (http or https only) in
+ * `metadata.pending.url`. Undefined for any other result.
+ */
+function remoteConfirmation(result: CallToolResult): ModelResult | undefined {
+  const meta = result._meta?.[MCP_CONFIRMATION_META_KEY] as { confirmId?: unknown; summary?: unknown; url?: unknown } | undefined
+  if (typeof meta !== 'object' || meta === null || typeof meta.confirmId !== 'string' || meta.confirmId === '') return undefined
+  const summaryText = typeof meta.summary === 'string' && meta.summary !== '' ? meta.summary : 'a call of a remote tool'
+  const summary = summaryText.length > SUMMARY_MAX ? `${summaryText.slice(0, SUMMARY_MAX)}…` : summaryText
+  let url: string | undefined
+  if (typeof meta.url === 'string') {
+    try {
+      const parsed = new URL(meta.url)
+      if (parsed.protocol === 'https:' || parsed.protocol === 'http:') url = parsed.href
+    } catch {
+      // not a URL: left out
+    }
+  }
+  return pending(url === undefined ? { kind: 'confirmation', id: meta.confirmId, summary } : { kind: 'confirmation', id: meta.confirmId, summary, url })
+}
+
 /** Options of `importMcpTools`. */
 export interface ImportMcpToolsOptions {
   /** Prepended to each tool name (e.g. `"files__"`); the server is called with the original name. */
@@ -131,7 +159,11 @@ function protocolFailure(err: unknown): ToolResult {
  * tool definitions whose `run` calls `client.callTool` and maps the result back with
  * `fromMcp`: `isError` stays an error, images become parts, `structuredContent` becomes
  * the data. The call's signal cancels the MCP request, and the server's progress
- * notifications become `ctx.reportProgress`. A JSON-RPC error from the server (for
+ * notifications become `ctx.reportProgress`. A call that a toolwire server holds for
+ * the user's confirmation stays one: it ends `needs_confirmation` with the server's
+ * `confirmId` and summary, and its approval URL (when the server gives one) in
+ * `metadata.pending.url`; it is approved on the server (`tm.confirm` here does not
+ * know the id). A JSON-RPC error from the server (for
  * example an unknown tool) becomes an error result (kind `provider`, `timeout` or
  * `network`).
  *
@@ -177,7 +209,7 @@ export async function importMcpTools(
           } catch (err) {
             return protocolFailure(err)
           }
-          return fromMcp(result, { untrusted })
+          return remoteConfirmation(result) ?? fromMcp(result, { untrusted })
         },
       }
       const title = tool.title ?? tool.annotations?.title
