@@ -9,7 +9,7 @@ import type { EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import type { CallOptions, PermissionDecision, ToolContext, ToolDefinition } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
+import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { OutcomeDiagnostics, OutcomeInvocation, ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
@@ -19,6 +19,7 @@ import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
+import { replayedView } from './durable.js'
 import { outcomeStatusOf } from '../core/status.js'
 import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
 
@@ -81,10 +82,14 @@ export interface CallStages {
   readonly breaker: Stage<Call>
   /** Gate: the tool's concurrency limiter. */
   readonly concurrency: Stage<Call>
+  /** Gate (with a store), last before the body: the idempotency ledger. */
+  readonly ledger: Stage<Call>
   /** After a successful body: the output schema check (development). */
   readonly outputCheck: Stage<Call>
   /** Settlement: metrics. */
   readonly metricsEnd: Stage<Call>
+  /** Settlement (with a store): settles the call's ledger key. */
+  readonly ledgerEnd: Stage<Call>
   /** Settlement: the breaker's verdict on an admitted call. */
   readonly breakerEnd: Stage<Call>
   /** Settlement: parks a call whose body asked for input (a suspension). */
@@ -176,6 +181,12 @@ export class Call implements ToolContext {
   #view: CallResult | undefined = undefined
   #canonical: ToolResult | undefined = undefined
   #durationMs = 0
+  /** The ledger key this call holds (with a store). */
+  #ticket: LedgerTicket | undefined = undefined
+  /** The call settled with a recorded result (an idempotency key settled before). */
+  #replayed = false
+  /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
+  #wait: Promise<unknown> | undefined = undefined
   readonly #host: CallHost
   readonly #entry: ToolEntry
   readonly #pipeline: Pipeline<Call>
@@ -230,9 +241,12 @@ export class Call implements ToolContext {
     return this.#attemptNo
   }
 
-  registerUndo(restore: () => unknown): void {
-    if (typeof restore !== 'function') throw new TypeError('toolwire: registerUndo takes a function')
-    this.#host.registerUndo(this.callId, restore)
+  registerUndo(restore: (() => unknown) | JsonValue): void {
+    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown)
+    if (typeof this.#entry.def.undo !== 'function') {
+      throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
+    }
+    this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore))
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
@@ -421,7 +435,7 @@ export class Call implements ToolContext {
     let summary: unknown
     const park = (list: unknown): void => {
       if (this.#settled) return
-      const confirmId = globalThis.crypto.randomUUID()
+      const { id, handle: confirmId } = this.#host.newConfirmation(this.#entry, this.#input, this.callId)
       let result: ToolResult
       try {
         // previewed changes are shown as a frozen copy, sensitive fields redacted
@@ -434,9 +448,10 @@ export class Call implements ToolContext {
       } catch (err) {
         return this.#fail(err)
       }
-      // the park point: the call continues (or not) with tm.confirm
-      this.#host.park(confirmId, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
-      this.#finish(result)
+      // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
+      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
+      if (parked === undefined) this.#finish(result)
+      else this.#wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
     // either may be async; a rejection of either fails the call (and is never left unhandled)
     let failed = false
@@ -485,6 +500,33 @@ export class Call implements ToolContext {
           ToolResult.failed(refusalError('concurrency_limit', concurrencyLimitText(entry.name))),
         )
     }
+  }
+
+  /** The ledger gate (with a store): records the call as in flight before its body, or settles it without running. */
+  #checkLedger(): void {
+    const options = this.#options
+    const key = options?.idempotencyKey
+    // a confirmed or resumed call was recorded by its claim
+    if (key === undefined && this.#continuation !== undefined) return this.#proceed()
+    when(
+      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key),
+      (g) =>
+        this.#guarded(() => {
+          const gate = g as LedgerGate
+          if (gate.run) {
+            this.#ticket = gate.ticket
+            // settled while the store answered (timeout, cancel): the key settles with that outcome
+            if (this.#settled) {
+              if (gate.ticket !== undefined) void this.#host.ledgerSettle(gate.ticket, this.#canonicalResult(), this.callId, this.#entry.name)
+              return
+            }
+            return this.#proceed()
+          }
+          this.#replayed = gate.replayed
+          this.#finish(gate.result)
+        }),
+      (err) => this.#guarded(() => this.#fail(err)),
+    )
   }
 
   // ---------------------------------------------------------------- the body
@@ -748,6 +790,7 @@ export class Call implements ToolContext {
       settled = ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE))
       view = viewOf(settled, this.callId)
     }
+    if (this.#replayed) view = replayedView(view)
     this.#result = settled
     this.#view = view
     this.#durationMs = performance.now() - this.#startedAt
@@ -761,6 +804,13 @@ export class Call implements ToolContext {
         host.reportError(this.callId, entry.name, err)
       }
     }
+    const wait = this.#wait
+    if (wait === undefined) this.#deliver(view)
+    else void wait.then(() => this.#deliver(view))
+  }
+
+  /** Hands the settled view (or settlement) to the caller. */
+  #deliver(view: CallResult): void {
     if (this.#sink !== undefined) {
       this.#sink.put(this.#index, view)
     } else if (this.#mode === 'view') {
@@ -797,7 +847,11 @@ export class Call implements ToolContext {
         startedAt: new Date(startMs).toISOString(),
         endedAt: new Date(endMs).toISOString(),
       })
-      when(written, () => undefined, fail)
+      if (this.#host.awaitEvidence && written instanceof Promise) {
+        // evidence in the durable store: the view is handed out once its record is written
+        const w = written.then(() => undefined, fail)
+        this.#wait = this.#wait === undefined ? w : Promise.all([this.#wait, w])
+      } else when(written, () => undefined, fail)
     } catch (err) {
       fail(err)
     }
@@ -822,11 +876,19 @@ export class Call implements ToolContext {
       confirmation: (c) => c.#checkConfirmation(),
       breaker: (c) => c.#checkBreaker(),
       concurrency: (c) => c.#checkConcurrency(),
+      ledger: (c) => c.#checkLedger(),
       outputCheck: (c) => c.#checkOutput(),
       metricsEnd: (c) => {
         const settled = c.#result
         if (settled === undefined) c.#host.metrics.succeeded(c.#entry.metricsId, c.#durationMs)
         else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#durationMs)
+      },
+      ledgerEnd: (c) => {
+        const ticket = c.#ticket
+        if (ticket === undefined) return
+        c.#ticket = undefined
+        const settled = c.#host.ledgerSettle(ticket, c.#canonicalResult(), c.callId, c.#entry.name)
+        c.#wait = c.#wait === undefined ? settled : Promise.all([c.#wait, settled])
       },
       breakerEnd: (c) => {
         if (!c.#admittedByBreaker) return
@@ -838,7 +900,8 @@ export class Call implements ToolContext {
         const settled = c.#result
         // the park point of a body that asked for input: tm.resume continues it
         if (settled !== undefined && c.#ran && settled.isPending()) {
-          c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs)
+          const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs)
+          if (parked !== undefined) c.#wait = c.#wait === undefined ? parked : Promise.all([c.#wait, parked])
         }
       },
       spanEnd: (c) => {

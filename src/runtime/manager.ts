@@ -26,12 +26,17 @@ import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome }
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
-import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry } from './tool.js'
+import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
+import type { JsonValue } from '../core/types.js'
 import { clipped } from '../core/redact.js'
 import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
+import { Durable, unknownOutcomeResult, type DurableHost } from './durable.js'
+import type { StoreKey } from './store/codec.js'
+import type { ToolStore } from './store/types.js'
+import { evidenceOf } from './store/evidence.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -55,6 +60,18 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly evidence?: EvidenceStore
   /** OpenTelemetry spans (on when `@opentelemetry/api` is installed) and content recording (off). */
   readonly telemetry?: TelemetryOptions
+  /**
+   * A durable store (`toolwire/store`): confirmations, suspensions, undo payloads, the
+   * idempotency ledger and (unless `evidence` is given) the evidence live in it, shared by
+   * every manager on the same store. See docs/store.md.
+   */
+  readonly store?: ToolStore
+  /** AES-256 key (32 bytes, or their hex or base64 text) sealing parked inputs in the store, so that any instance can run them. */
+  readonly storeKey?: StoreKey
+  /** HMAC secret (at least 16 bytes): each `confirmId` is a signed token bound to its call; a forged one is refused `approval_invalid`. */
+  readonly approvalSecret?: string | Uint8Array
+  /** With a store: how long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
+  readonly leaseMs?: number
 }
 
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
@@ -103,11 +120,13 @@ function readOptions(options: unknown): CallOptions | undefined | ToolResult {
   let signal: unknown
   let callId: unknown
   let timeoutMs: unknown
+  let idempotencyKey: unknown
   try {
-    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown }
+    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown }
     signal = o.signal
     callId = o.callId
     timeoutMs = o.timeoutMs
+    idempotencyKey = o.idempotencyKey
   } catch {
     return badOptions('options')
   }
@@ -136,6 +155,12 @@ function readOptions(options: unknown): CallOptions | undefined | ToolResult {
   if (timeoutMs !== undefined) {
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) return badOptions('timeoutMs must be a positive number')
     out.timeoutMs = timeoutMs
+  }
+  if (idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 1024) {
+      return badOptions('idempotencyKey must be a string of 1 to 1024 characters')
+    }
+    out.idempotencyKey = idempotencyKey
   }
   return Object.freeze(out)
 }
@@ -209,6 +234,9 @@ export class ToolManager {
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
   private readonly options: ToolManagerOptions
+  /** The durable store's side of the manager; `undefined` without a store. */
+  private readonly durable: Durable | undefined
+  private readonly durableHost: DurableHost
   /** What this manager's calls see of it. */
   private readonly host: CallHost
 
@@ -217,17 +245,33 @@ export class ToolManager {
     this.compiler = new SchemaCompiler(options)
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
-    this.evidence = options.evidence
+    const store = options.store
+    this.durable =
+      store === undefined
+        ? undefined
+        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs })
+    this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
+    this.durableHost = this.makeDurableHost()
     this.host = {
       metrics: this.metricsBuffer,
       tracer: this.tracer,
       evidence: this.evidence,
+      awaitEvidence: store !== undefined && options.evidence === undefined,
       hasListeners: (event) => this.listeners[event] !== undefined,
       emit: (event, payload) => this.emit(event, payload),
       reportError: (callId, tool, error) => this.reportError(callId, tool, error),
       registerUndo: (callId, restore) => this.registerUndo(callId, restore),
-      canUndo: (callId) => this.undos.has(callId),
+      registerUndoPayload: (callId, entry, payload) => this.registerUndoPayload(callId, entry, payload),
+      canUndo: (callId) => this.canUndo(callId),
+      newConfirmation: (entry, input, callId) => {
+        if (this.durable !== undefined) return this.durable.newConfirmation(entry.name, callId, input)
+        const id = globalThis.crypto.randomUUID()
+        return { id, handle: id }
+      },
       park: (id, kind, entry, input, callId, timeoutMs) => this.park(id, kind, entry, input, callId, timeoutMs),
+      ledgerBegin: (entry, callId, input, key) =>
+        this.durable!.begin(key, entry.name, entry.def.hints?.idempotent === true, callId, input, this.durableHost),
+      ledgerSettle: (ticket, result, callId, tool) => this.durable!.settle(ticket, result, callId, tool, this.durableHost),
       track: (call) => this.track(call as Call),
       untrack: (call) => this.untrack(call as Call),
     }
@@ -288,6 +332,7 @@ export class ToolManager {
       tracer: this.tracer !== undefined,
       evidence: this.evidence !== undefined,
       development: this.development,
+      store: this.durable !== undefined,
     }
   }
 
@@ -442,6 +487,13 @@ export class ToolManager {
       // a decision that cannot be read answers nothing: the confirmation stays open
       return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
     }
+    if (this.durable !== undefined) {
+      // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
+      return this.durable.answer('confirmation', confirmId, approve, undefined, this.durableHost).then(({ view, call }) => {
+        if (call !== undefined) this.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
+        return view
+      })
+    }
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
     if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
@@ -458,6 +510,9 @@ export class ToolManager {
 
   /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
   resume(requestId: string, answer: unknown): Promise<CallResult> {
+    if (this.durable !== undefined) {
+      return this.durable.answer('suspension', requestId, true, answer, this.durableHost).then(({ view }) => view)
+    }
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
     if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
@@ -487,13 +542,90 @@ export class ToolManager {
     return undefined
   }
 
-  /** Parks a call under `id` until confirmed or resumed. */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void {
+  /** Parks a call under `id` until confirmed or resumed; with a store, resolves once the store holds it. */
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void | Promise<void> {
     this.sweepParked()
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
     const options = timeoutMs === undefined ? undefined : { timeoutMs }
-    this.parked.set(id, { kind, entry, input, callId, options, expiresAt: Date.now() + ttl, used: false })
+    const expiresAt = Date.now() + ttl
+    // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
+    this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
+    if (this.durable === undefined) return
+    try {
+      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, expiresAt).catch((err: unknown) => this.reportError(callId, entry.name, err))
+    } catch (err) {
+      this.reportError(callId, entry.name, err)
+    }
   }
+
+  /** What the durable layer uses of this manager. */
+  private makeDurableHost(): DurableHost {
+    return {
+      local: (id) => {
+        const p = this.parked.get(id)
+        return p === undefined ? undefined : { input: p.input, timeoutMs: p.options?.timeoutMs }
+      },
+      forget: (id) => {
+        this.parked.delete(id)
+      },
+      hasTool: (name) => this.tools.has(name),
+      run: (kind, tool, callId, input, timeoutMs, answer) => {
+        const entry = this.tools.get(tool)!
+        const options = timeoutMs === undefined ? undefined : { timeoutMs }
+        if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
+        const handler = entry.def.resume
+        if (typeof handler !== 'function') {
+          return this.settleEarly(tool, { callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${tool}" has no resume handler`)))
+        }
+        const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
+        return new Call(this.host, entry, callId, input, options, 'view', continuation).start() as Promise<CallResult>
+      },
+      early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
+      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
+      unknownOutcome: (tool, callId, startedAt) => this.reportUnknownOutcome(tool, callId, startedAt),
+    }
+  }
+
+  /** A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call, and its evidence. */
+  private reportUnknownOutcome(tool: string, callId: string, startedAt: number): void {
+    const result = unknownOutcomeResult()
+    this.earlyView(tool, { callId }, result)
+    const evidence = this.evidence
+    if (evidence === undefined) return
+    const error = result.error()!
+    const fail = (err: unknown): void => this.emit('evidence_error', { callId, tool, message: describeThrown(err).message, error: err })
+    try {
+      const written = evidence.append({
+        callId,
+        tool,
+        input: null,
+        result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
+        status: 'failed',
+        startedAt: new Date(startedAt).toISOString(),
+        endedAt: new Date().toISOString(),
+      })
+      when(written, () => undefined, fail)
+    } catch (err) {
+      fail(err)
+    }
+  }
+
+  /**
+   * With a store: marks the runs whose lease ran out (their process stopped mid-run) as
+   * outcome unknown, and reports each once, across every manager on the store: a `call_end`
+   * with an `other` error coded `outcome_unknown`, and an evidence record. A manager sweeps
+   * when it is made; call this periodically (or after a restart) to sweep again. Never rejects.
+   */
+  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    if (this.durable === undefined) return []
+    try {
+      return await this.durable.sweep(this.durableHost)
+    } catch (err) {
+      this.reportError('', 'recover', err)
+      return []
+    }
+  }
+
 
   private sweepParked(): void {
     if (this.parked.size < 64) return
@@ -505,12 +637,36 @@ export class ToolManager {
   undo(callId: string): Promise<CallResult> {
     const restore = this.undos.get(callId)
     const tool = 'undo'
+    if (restore === undefined && this.durable !== undefined) return this.undoDurable(callId)
     if (restore === undefined) {
       return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
     this.undos.delete(callId)
+    return this.runUndo(callId, restore)
+  }
+
+  /** Takes the call's undo payload from the store (exactly once across managers) and runs its tool's `undo`. */
+  private async undoDurable(callId: string): Promise<CallResult> {
+    let entry: Awaited<ReturnType<Durable['takeUndo']>>
+    try {
+      entry = typeof callId === 'string' ? await this.durable!.takeUndo(callId) : undefined
+    } catch (err) {
+      this.reportError(callId, 'undo', err)
+      return this.settleEarly('undo', undefined, ToolResult.failed(refusalError('store_unavailable', 'The undo could not be read from the store; nothing ran')))
+    }
+    const handler = entry === undefined ? undefined : this.tools.get(entry.tool)?.def.undo
+    if (entry === undefined || typeof handler !== 'function') {
+      return this.settleEarly('undo', undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
+    }
+    const payload = entry.payload
+    const tool = entry.tool
+    return this.runUndo(callId, () => (handler as (p: unknown, c: UndoContext) => unknown)(payload, Object.freeze({ callId, toolName: tool })))
+  }
+
+  /** Runs an undo and gives its view. Never rejects. */
+  private runUndo(callId: string, restore: () => unknown): Promise<CallResult> {
     const fail = (err: unknown): CallResult => {
-      this.reportError(callId, tool, err)
+      this.reportError(callId, 'undo', err)
       return viewOf(ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE)), callId)
     }
     try {
@@ -526,6 +682,14 @@ export class ToolManager {
     }
   }
 
+  /** A JSON undo payload for the tool's `undo(payload, ctx)`: in the store when there is one, else a closure here. */
+  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void {
+    if (this.durable !== undefined) return this.durable.putUndo(callId, entry.name, payload, this.durableHost)
+    const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
+    const toolName = entry.name
+    this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })))
+  }
+
   private registerUndo(callId: string, restore: () => unknown): void {
     this.undos.delete(callId)
     this.undos.set(callId, restore)
@@ -535,7 +699,7 @@ export class ToolManager {
 
   /** Whether `tm.undo(callId)` would run something. */
   canUndo(callId: string): boolean {
-    return this.undos.has(callId)
+    return this.undos.has(callId) || (this.durable !== undefined && this.durable.hasUndo(callId))
   }
 
   /**
@@ -647,6 +811,8 @@ export class ToolManager {
   ): Admission {
     const opts = readOptions(options)
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
+    // without a store there is no ledger: a key would promise what nothing keeps
+    if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
     if (typeof name !== 'string') {
       return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
     }

@@ -16,6 +16,8 @@ export interface PipelineFeatures {
   readonly tracer: boolean
   readonly evidence: boolean
   readonly development: boolean
+  /** A durable store: the ledger gate runs last, before the body, and its settlement after. */
+  readonly store: boolean
 }
 
 /** The pipeline of `entry`'s calls given the manager's `features`. */
@@ -30,7 +32,9 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   const continueAt = gates.length
   if (entry.breaker !== undefined) gates.push(STAGES.breaker)
   if (entry.limiter !== undefined) gates.push(STAGES.concurrency)
+  if (features.store) gates.push(STAGES.ledger)
   const settle: Stage<Call>[] = [STAGES.metricsEnd]
+  if (features.store) settle.push(STAGES.ledgerEnd)
   if (entry.breaker !== undefined) settle.push(STAGES.breakerEnd)
   settle.push(STAGES.parkSuspension)
   if (features.tracer) settle.push(STAGES.spanEnd)

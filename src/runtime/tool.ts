@@ -4,7 +4,7 @@
  */
 import type { BreakerOptions } from './breaker.js'
 import type { HelperResult } from '../core/helpers.js'
-import type { FieldChange } from '../core/types.js'
+import type { FieldChange, JsonValue } from '../core/types.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {
@@ -22,8 +22,12 @@ export interface ToolContext {
   readonly signal: AbortSignal
   /** 1 for the first attempt; higher when an idempotent tool is retried. */
   readonly attempt: number
-  /** Registers how to undo what this call did; `tm.undo(callId)` runs it once. */
-  registerUndo(restore: () => unknown): void
+  /**
+   * Registers how to undo what this call did; `tm.undo(callId)` runs it once. A function is
+   * kept in this process's memory; a JSON payload (for a tool that declares `undo(payload, ctx)`)
+   * goes to the manager's store, so the undo outlives a restart and runs on any instance.
+   */
+  registerUndo(restore: (() => unknown) | JsonValue): void
   /** Reports progress (MCP `notifications/progress` when the client asked for it). */
   reportProgress(progress: number, total?: number, message?: string): void
 }
@@ -76,6 +80,8 @@ export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchem
   summarize?(input: I): string | Promise<string>
   /** The changes a confirmed call would make, when known. Shown as a frozen copy, values under sensitive paths redacted. */
   previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
+  /** Undoes a call that registered `ctx.registerUndo(payload)`: run once by `tm.undo(callId)`, on any instance sharing the store. */
+  undo?(payload: JsonValue, ctx: UndoContext): unknown
   /** Continues a suspended call: gets the answer given to `tm.resume(requestId, answer)`. */
   resume?(answer: unknown, input: I, ctx: ToolContext): unknown
   /** Opt-in circuit breaker. */
@@ -108,6 +114,19 @@ export interface CallOptions {
   readonly callId?: string
   /** A positive number of milliseconds; one beyond 2^31 - 1 (what a timer can hold) never fires. */
   readonly timeoutMs?: number
+  /**
+   * With a store: the call's idempotency key (1 to 1024 characters, scoped by tool). A call
+   * with a key settled before with the same input answers that result (`replayed: true`)
+   * without running; see docs/store.md.
+   */
+  readonly idempotencyKey?: string
+}
+
+/** What a tool's `undo(payload, ctx)` receives besides the payload. */
+export interface UndoContext {
+  /** The call being undone. */
+  readonly callId: string
+  readonly toolName: string
 }
 
 /** One tool in `tm.manifest()`. */

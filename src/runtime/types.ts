@@ -14,6 +14,7 @@ import type { PermissionHook, ToolContext, ToolDefinition } from './tool.js'
 import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
+import type { JsonValue } from '../core/types.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
@@ -51,18 +52,44 @@ export interface CallHost {
   readonly metrics: MetricsBuffer
   readonly tracer: CallTracer | undefined
   readonly evidence: EvidenceStore | undefined
+  /** Whether a call's view waits for its evidence record (the evidence goes to the manager's durable store). */
+  readonly awaitEvidence: boolean
   hasListeners(event: ToolEventName): boolean
   emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
   /** Emits `error` with what was thrown. Never throws. */
   reportError(callId: string, tool: string, error: unknown): void
   registerUndo(callId: string, restore: () => unknown): void
+  /** Registers a JSON payload for the tool's `undo(payload, ctx)`: in the store when there is one. */
+  registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void
   canUndo(callId: string): boolean
-  /** Parks a call under `id` until it is confirmed or resumed (the park point of the pipeline). */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void
+  /** The ids of a new confirmation: `id` to park it under, `handle` to hand out (a signed token with an `approvalSecret`). */
+  newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string }
+  /**
+   * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline).
+   * With a store, resolves once the store holds it (never rejects: a failure is reported).
+   */
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void | Promise<void>
+  /** With a store: the ledger gate before the body (see durable.ts). */
+  ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
+  /** With a store: settles the call's ledger key with its result. Never rejects. */
+  ledgerSettle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void>
   /** Adds and removes a call from the in-flight index (`tm.cancel`). */
   track(call: ToolContext): void
   untrack(call: ToolContext): void
 }
+
+/** @internal A ledger key a call holds while its body runs, settled with its result. */
+export interface LedgerTicket {
+  readonly key: string
+  readonly token: string
+  /** Whether the key is the caller's idempotency key (its whole result is recorded, for replays). */
+  readonly keyed: boolean
+}
+
+/** @internal What the ledger gate decided: run the body (holding `ticket`, if any), or settle with `result`. */
+export type LedgerGate =
+  | { readonly run: true; readonly ticket: LedgerTicket | undefined }
+  | { readonly run: false; readonly replayed: boolean; readonly result: ToolResult }
 
 /** @internal A registered tool, compiled. Immutable but for its pipeline, recomposed when listeners change. */
 export interface ToolEntry {

@@ -1,0 +1,373 @@
+/**
+ * What a manager does with a durable store (`new ToolManager({ store })`, see docs/store.md):
+ * parks confirmations and suspensions in it, confirms and resumes them through the store's
+ * compare-and-swap claim (exactly one run across processes), hands out signed approval
+ * tokens, keeps the idempotency ledger around calls, keeps undo payloads, and reports the
+ * calls whose outcome a crash made unknown.
+ *
+ * The manager reaches this module through {@link Durable}; this module reaches the manager
+ * through {@link DurableHost} (no import of the manager or of a call).
+ */
+import { toFrozenJson } from '../core/json.js'
+import { refusalError, toolError, ToolResult } from '../core/result.js'
+import type { JsonValue } from '../core/types.js'
+import type { CallResult } from '../core/view.js'
+import { signApproval, verifyApproval, type ApprovalClaims } from './store/approval.js'
+import { inputHash, openInput, randomId, sealInput, type StoreKey } from './store/codec.js'
+import type { ClaimResult, ParkedCall, ParkedKind, ToolStore, UndoEntry } from './store/types.js'
+import type { LedgerGate, LedgerTicket } from './types.js'
+
+/** The refusal code of a `confirmId` that is not a token this manager's `approvalSecret` signed. */
+export const APPROVAL_INVALID = 'approval_invalid'
+/** The refusal code of an idempotency key used before with another input. */
+export const IDEMPOTENCY_MISMATCH = 'idempotency_mismatch'
+/** The refusal code of an idempotency key whose first call is still running (here or on another instance). */
+export const IDEMPOTENCY_IN_FLIGHT = 'idempotency_in_flight'
+/** The refusal code of a parked call with redacted sensitive input, no `storeKey`, answered by another process. */
+export const INPUT_UNAVAILABLE = 'input_unavailable'
+/** The refusal code of a call refused because the store could not be reached (nothing ran). */
+export const STORE_UNAVAILABLE = 'store_unavailable'
+/** The error code of a call that began and never settled: it may or may not have happened. */
+export const OUTCOME_UNKNOWN = 'outcome_unknown'
+
+/** What the model and the app read of an unknown outcome. */
+export const OUTCOME_UNKNOWN_MESSAGE =
+  'The outcome of this action is unknown: it started but its process stopped before it finished, so it may or may not have happened. Verify whether it happened before trying it again.'
+
+/** Default lease of a run (an idempotency key in flight, a claimed parked call): 10 minutes. */
+export const DEFAULT_LEASE_MS = 10 * 60_000
+
+/** The durable options of a manager. */
+export interface DurableOptions {
+  readonly store: ToolStore
+  /** AES-256 key (32 bytes, or their hex/base64 text) sealing parked inputs, so any instance can run them. */
+  readonly storeKey?: StoreKey
+  /** HMAC secret (at least 16 bytes): `confirmId`s are signed tokens bound to their call. */
+  readonly approvalSecret?: string | Uint8Array
+  /** How long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
+  readonly leaseMs?: number
+}
+
+/** A parked call this process holds in memory: the real input and the original timeout. */
+export interface LocalParked {
+  readonly input: unknown
+  readonly timeoutMs: number | undefined
+}
+
+/** What the durable layer needs of its manager. */
+export interface DurableHost {
+  /** The call parked under `id` by this process, if it still holds it. */
+  local(id: string): LocalParked | undefined
+  /** Forgets the local copy of a parked call (it was claimed or denied). */
+  forget(id: string): void
+  /** Whether a tool of this name is registered. */
+  hasTool(name: string): boolean
+  /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
+  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown): Promise<CallResult>
+  /** The view of a call settled without running (a refusal or an unknown outcome), with its events. */
+  early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
+  /** Reports a store failure (the `error` event). Never throws. */
+  reportError(callId: string, tool: string, error: unknown): void
+  /** Reports a call whose outcome is unknown after a crash: `call_end` and the evidence. */
+  unknownOutcome(tool: string, callId: string, startedAt: number): void
+}
+
+/** What a confirm or resume answered, and for which call (the `confirmation` event). */
+export interface Answered {
+  readonly view: CallResult
+  /** Set when the decision was applied to a parked call (it ran, or was denied). */
+  readonly call?: { readonly tool: string; readonly callId: string }
+}
+
+function refused(code: string, message: string): ToolResult {
+  return ToolResult.failed(refusalError(code, message))
+}
+
+/** The result of a call whose outcome is unknown. */
+export function unknownOutcomeResult(): ToolResult {
+  return ToolResult.failed(toolError('other', OUTCOME_UNKNOWN_MESSAGE, { code: OUTCOME_UNKNOWN, retryable: false }))
+}
+
+/** The ledger key of a call: scoped by tool; `k` for a caller's idempotency key, `c` for a call recorded without one. */
+function ledgerKey(kind: 'k' | 'c', tool: string, key: string): string {
+  return JSON.stringify([kind, tool, key])
+}
+
+/** The tool and call of a ledger key written by {@link ledgerKey}. */
+function parseLedgerKey(key: string): { tool: string; callId: string | undefined } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(key)
+    if (!Array.isArray(parsed) || typeof parsed[1] !== 'string') return undefined
+    return { tool: parsed[1], callId: parsed[0] === 'c' && typeof parsed[2] === 'string' ? parsed[2] : undefined }
+  } catch {
+    return undefined
+  }
+}
+
+/** The result a settled key recorded; `undefined` when it cannot be read back. */
+function recordedResult(recorded: JsonValue): ToolResult | undefined {
+  if (typeof recorded !== 'object' || recorded === null || Array.isArray(recorded)) return undefined
+  const wire = (recorded as { wire?: JsonValue }).wire
+  if (wire === undefined) return undefined
+  try {
+    return ToolResult.fromWire(wire as never)
+  } catch {
+    return undefined
+  }
+}
+
+/** A replayed view: the recorded result's view with `replayed: true`, deeply frozen. */
+export function replayedView(view: CallResult): CallResult {
+  return toFrozenJson({ ...view, replayed: true }) as unknown as CallResult
+}
+
+const PASS: LedgerGate = Object.freeze({ run: true, ticket: undefined })
+
+/** The durable half of a manager. */
+export class Durable {
+  readonly store: ToolStore
+  private readonly key: StoreKey | undefined
+  private readonly secret: string | Uint8Array | undefined
+  private readonly leaseMs: number
+  /** Undo payloads being written, by call id: `tm.undo` right after the call waits for its write. */
+  private readonly undoWrites = new Map<string, Promise<void>>()
+  /** Call ids with a durable undo written by this process (for `canUndo`, bounded). */
+  private readonly undoable = new Set<string>()
+  private sweeping: Promise<unknown> = Promise.resolve()
+
+  constructor(options: DurableOptions) {
+    this.store = options.store
+    this.key = options.storeKey
+    this.secret = options.approvalSecret
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+    if (this.secret !== undefined) signApproval(this.secret, { confirmationId: '', callId: '', tool: '', inputHash: '' }) // a short secret throws now
+  }
+
+  // ------------------------------------------------------------ parking
+
+  /**
+   * The ids of a new confirmation: `id` in the store (128 random bits), and `handle`, what the
+   * caller is given: the signed token with an `approvalSecret`, else the id itself.
+   */
+  newConfirmation(tool: string, callId: string, input: unknown): { readonly id: string; readonly handle: string } {
+    const id = randomId('c_')
+    if (this.secret === undefined) return { id, handle: id }
+    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool, inputHash: inputHash(input) }) }
+  }
+
+  /** Parks a call in the store: the input redacted, and sealed with the store key when there is one. */
+  park(id: string, kind: ParkedKind, tool: string, callId: string, input: unknown, sensitive: ReadonlySet<string> | undefined, timeoutMs: number | undefined, expiresAt: number): Promise<void> {
+    const stored = sealInput(id, input, sensitive, this.key)
+    return this.store.park({ id, kind, tool, callId, input: stored, inputHash: inputHash(input), expiresAt, data: timeoutMs === undefined ? null : { timeoutMs } })
+  }
+
+  // ------------------------------------------------------------ confirm and resume
+
+  /**
+   * Approves (runs once) or denies a parked confirmation, or resumes a suspension with
+   * `answer`. Of concurrent answers to one id, from any number of managers on the store,
+   * exactly one applies; the others are refused `confirmation_used` / `request_used`.
+   * Never rejects.
+   */
+  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown, host: DurableHost): Promise<Answered> {
+    const what = kind === 'confirmation' ? 'confirmation' : 'request'
+    const unknown = (): Promise<Answered> =>
+      this.refuse(host, kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`)
+    let claims: ApprovalClaims | undefined
+    let id: string
+    if (kind === 'confirmation' && this.secret !== undefined) {
+      // checked before any lookup: a forged or altered token costs no store read
+      claims = verifyApproval(this.secret, handle)
+      if (claims === undefined) return this.refuse(host, APPROVAL_INVALID, 'This confirmation token is not valid: it was not issued here, or it was altered')
+      id = claims.confirmationId
+    } else {
+      if (typeof handle !== 'string' || handle.length === 0 || handle.length > 4096) return unknown()
+      id = handle
+    }
+    const tool = claims?.tool ?? 'unknown'
+    try {
+      if (!approve) {
+        if (await this.store.deny(id)) {
+          host.forget(id)
+          const call = await this.store.getParked(id)
+          const callId = call?.callId ?? claims?.callId
+          const view = await host.early(call?.tool ?? tool, callId, refused('confirmation_denied', 'The user denied this call'))
+          return { view, call: { tool: call?.tool ?? tool, callId: callId ?? view.callId ?? '' } }
+        }
+        return this.refusedClaim(kind, await this.why(id, kind), host)
+      }
+      const local = host.local(id)
+      if (local === undefined) {
+        // another process parked it: check that its input can be recovered before claiming it
+        const pre = await this.store.getParked(id)
+        if (pre === undefined || pre.kind !== kind) return unknown()
+        if (pre.state === 'parked' && pre.input.redacted && (pre.input.sealed === null || this.key === undefined)) {
+          return this.refuse(host, INPUT_UNAVAILABLE, `This ${what} has sensitive input that only the instance that parked it holds (no storeKey)`, pre.tool, pre.callId)
+        }
+      }
+      const claim: ClaimResult = await this.store.claim(id, { kind, leaseMs: this.leaseMs })
+      if (!claim.ok) return this.refusedClaim(kind, claim.reason, host)
+      host.forget(id)
+      const call = claim.call
+      const done = (): Promise<unknown> => this.store.finish(id, claim.fence).catch((err: unknown) => host.reportError(call.callId, call.tool, err))
+      if (claims !== undefined && (claims.callId !== call.callId || claims.tool !== call.tool || claims.inputHash !== call.inputHash)) {
+        await done()
+        return this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', call.tool, call.callId)
+      }
+      let input: unknown
+      try {
+        input = local !== undefined ? local.input : openInput(id, call.input, this.key)
+      } catch (err) {
+        host.reportError(call.callId, call.tool, err)
+        input = undefined
+      }
+      if (input === undefined || !host.hasTool(call.tool)) {
+        await done()
+        const view = input === undefined
+          ? await host.early(call.tool, call.callId, refused(INPUT_UNAVAILABLE, `The input of this ${what} cannot be recovered here`))
+          : await host.early(call.tool, call.callId, refused('unknown_tool', `No tool named ${JSON.stringify(call.tool)} is registered`))
+        return { view }
+      }
+      const timeoutMs = local?.timeoutMs ?? timeoutOf(call)
+      const view = await host.run(kind, call.tool, call.callId, input, timeoutMs, answer)
+      await done()
+      return { view, call: { tool: call.tool, callId: call.callId } }
+    } catch (err) {
+      // the store failed before the claim was won (after it, run() never throws): nothing ran
+      host.reportError(claims?.callId ?? '', tool, err)
+      return this.refuse(host, STORE_UNAVAILABLE, `The ${what} could not be read from the store; nothing ran`)
+    }
+  }
+
+  private async why(id: string, kind: ParkedKind): Promise<'unknown' | 'used' | 'expired'> {
+    const call = await this.store.getParked(id)
+    if (call === undefined || call.kind !== kind) return 'unknown'
+    return call.state === 'expired' ? 'expired' : 'used'
+  }
+
+  private refusedClaim(kind: ParkedKind, reason: 'unknown' | 'used' | 'expired', host: DurableHost): Promise<Answered> {
+    const c = kind === 'confirmation'
+    const what = c ? 'confirmation' : 'request'
+    if (reason === 'used') return this.refuse(host, c ? 'confirmation_used' : 'request_used', `This ${what} was already answered`)
+    if (reason === 'expired') return this.refuse(host, c ? 'confirmation_expired' : 'request_expired', `This ${what} has expired`)
+    return this.refuse(host, c ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`)
+  }
+
+  private async refuse(host: DurableHost, code: string, message: string, tool = 'unknown', callId?: string): Promise<Answered> {
+    return { view: await host.early(tool, callId, refused(code, message)) }
+  }
+
+  // ------------------------------------------------------------ idempotency
+
+  /**
+   * The ledger gate of a call, before its body: `key` (the caller's idempotency key) or,
+   * for a tool not marked `hints.idempotent`, a key of the call's own, recorded as in flight
+   * before the body runs. A settled key with the same input answers its recorded result
+   * (replayed, the body does not run); the same key with another input is refused
+   * `idempotency_mismatch`; a key in flight elsewhere `idempotency_in_flight`; a key whose run
+   * never settled answers `outcome_unknown`. An idempotent tool called without a key passes.
+   * Never rejects.
+   */
+  async begin(key: string | undefined, tool: string, idempotent: boolean, callId: string, input: unknown, host: Pick<DurableHost, 'reportError'>): Promise<LedgerGate> {
+    if (key === undefined && idempotent) return PASS
+    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
+    let begun: Awaited<ReturnType<ToolStore['begin']>>
+    try {
+      begun = await this.store.begin(lk, key === undefined ? '' : inputHash(input), { callId, leaseMs: this.leaseMs })
+    } catch (err) {
+      host.reportError(callId, tool, err)
+      return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, 'The call could not be recorded in the store; it did not run') }
+    }
+    switch (begun.state) {
+      case 'new':
+        return { run: true, ticket: { key: lk, token: begun.token, keyed: key !== undefined } }
+      case 'settled': {
+        const result = recordedResult(begun.result)
+        return result === undefined ? { run: false, replayed: false, result: unknownOutcomeResult() } : { run: false, replayed: true, result }
+      }
+      case 'mismatch':
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, 'This idempotency key was used before with a different input') }
+      case 'in_flight':
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, 'A call with this idempotency key is still running') }
+      case 'unknown':
+        return { run: false, replayed: false, result: unknownOutcomeResult() }
+    }
+  }
+
+  /** Settles a ledger key with the call's result (the whole result for a caller's key, the status otherwise). Never rejects. */
+  async settle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string, host: Pick<DurableHost, 'reportError'>): Promise<void> {
+    try {
+      let recorded: JsonValue
+      try {
+        recorded = ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
+      } catch {
+        recorded = { status: result.statusName() }
+      }
+      if (!(await this.store.settle(ticket.key, ticket.token, recorded))) {
+        host.reportError(callId, tool, new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)'))
+      }
+    } catch (err) {
+      host.reportError(callId, tool, err)
+    }
+  }
+
+  /**
+   * Marks runs whose lease ran out (their process died) as outcome unknown, and reports each
+   * once across instances (`call_end` and the evidence). Sweeps run one after another.
+   */
+  sweep(host: DurableHost): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    const run = this.sweeping.then(async () => {
+      const swept = await this.store.sweep()
+      const out: { tool: string; callId: string }[] = []
+      for (const k of swept.keys) {
+        const parsed = parseLedgerKey(k.key)
+        const entry = { tool: parsed?.tool ?? 'unknown', callId: k.callId }
+        out.push(entry)
+        host.unknownOutcome(entry.tool, entry.callId, k.startedAt)
+      }
+      for (const p of swept.parked) {
+        out.push({ tool: p.tool, callId: p.callId })
+        host.unknownOutcome(p.tool, p.callId, p.updatedAt)
+      }
+      return out
+    })
+    this.sweeping = run.catch(() => undefined)
+    return run
+  }
+
+  // ------------------------------------------------------------ undo
+
+  /** Records an undo payload for a call (once per call). */
+  putUndo(callId: string, tool: string, payload: JsonValue, host: DurableHost): void {
+    const write = this.store.putUndo({ callId, tool, payload }).then(
+      () => {
+        this.undoable.add(callId)
+        if (this.undoable.size > 10_000) this.undoable.delete(this.undoable.values().next().value as string)
+      },
+      (err: unknown) => host.reportError(callId, tool, err),
+    )
+    this.undoWrites.set(callId, write)
+    void write.finally(() => {
+      if (this.undoWrites.get(callId) === write) this.undoWrites.delete(callId)
+    })
+  }
+
+  /** Whether this process wrote an undo for the call that has not been taken (another instance may have taken it). */
+  hasUndo(callId: string): boolean {
+    return this.undoable.has(callId) || this.undoWrites.has(callId)
+  }
+
+  /** Takes a call's undo from the store: exactly one of concurrent takers, on any instance, gets it. */
+  async takeUndo(callId: string): Promise<UndoEntry | undefined> {
+    await this.undoWrites.get(callId)
+    this.undoable.delete(callId)
+    return this.store.takeUndo(callId)
+  }
+}
+
+function timeoutOf(call: ParkedCall): number | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  const t = (data as { timeoutMs?: JsonValue }).timeoutMs
+  return typeof t === 'number' && t > 0 ? t : undefined
+}
