@@ -264,3 +264,22 @@ describe('declaration helpers', () => {
   })
 })
 
+
+describe('hostile input', () => {
+  it('a runner never throws: throwing getters, revoked proxies and junk give no calls or refused calls', async () => {
+    const tm = manager()
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    const throwing = Object.defineProperty({}, 'tool_calls', { get: () => { throw new Error('boom') } })
+    expect(await runOpenAIChat(tm, throwing as never)).toEqual([])
+    expect(await runOpenAIChat(tm, proxy as never)).toEqual([])
+    expect(await runOpenAIResponses(tm, proxy as never)).toEqual([])
+    expect((await runAnthropic(tm, proxy as never)).content).toEqual([])
+    expect((await runGemini(tm, proxy as never)).parts).toEqual([])
+    const badItem = Object.defineProperty({ type: 'function', id: 'c1' }, 'function', { get: () => { throw new Error('boom') } })
+    const out = await runOpenAIChat(tm, [badItem, proxy, null, { id: 'c2', type: 'function', function: { name: 42, arguments: null } }] as never)
+    expect(out).toEqual([{ role: 'tool', tool_call_id: 'c2', content: expect.stringMatching(/^Error: .*must be JSON text/) }])
+    const gem = await runGemini(tm, [{ functionCall: { name: 'add', args: 'not an object' } }, { functionCall: proxy }] as never)
+    expect(gem.results.map((r) => r.status)).toEqual(['invalid', 'refused'])
+  })
+})

@@ -1,6 +1,6 @@
 /** Anthropic runner: the `tool_use` blocks of a message's `content`, run through `tm.callMany`. */
 import { toAnthropic, type AnthropicToolResultBlock } from '../../render/anthropic.js'
-import { field, idOf, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { field, idOf, isList, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
 import type { CallResult } from '../../core/view.js'
 
 /** A `tool_use` content block (the SDK's `ToolUseBlock`). */
@@ -35,7 +35,7 @@ export interface AnthropicToolResultMessage {
  * messages.push({ role: 'assistant', content: message.content }, await runAnthropic(tm, message))
  */
 export async function runAnthropic(tm: ToolRunner, message: AnthropicCallsLike, options?: RunToolCallsOptions): Promise<AnthropicToolResultMessage> {
-  const list = Array.isArray(message) ? message : listOf(field(message, 'content'))
+  const list = isList(message) ? listOf(message) : listOf(field(message, 'content'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const block of list) {
     if (field(block, 'type') !== 'tool_use') continue

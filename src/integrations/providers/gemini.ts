@@ -1,6 +1,6 @@
 /** Gemini runner: the `functionCall` parts of a model turn, run through `tm.callMany`. */
 import { toGemini, type GeminiFunctionResponsePartEnvelope } from '../../render/gemini.js'
-import { field, idOf, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { field, idOf, isList, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
 import type { CallResult } from '../../core/view.js'
 
 /** A Gemini `functionCall` (the SDK's `FunctionCall`). */
@@ -33,7 +33,7 @@ export interface GeminiFunctionResponseContent {
 }
 
 function partsOf(input: unknown): readonly unknown[] {
-  if (Array.isArray(input)) return input
+  if (isList(input)) return listOf(input)
   const candidates = field(input, 'candidates')
   if (candidates !== undefined) return listOf(field(field(listOf(candidates)[0], 'content'), 'parts'))
   return listOf(field(input, 'parts'))

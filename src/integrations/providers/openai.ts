@@ -9,7 +9,7 @@ import type {
   OpenAIChatUserPart,
   OpenAIResponsesFunctionCallOutput,
 } from '../../render/openai.js'
-import { field, idOf, listOf, runCalls, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { field, idOf, isList, listOf, runCalls, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
 
 /** A Chat Completions function tool call, as the SDK's `ChatCompletionMessageToolCall` has it. */
 export interface OpenAIChatToolCallLike {
@@ -44,7 +44,7 @@ export async function runOpenAIChat(
   message: OpenAIChatCallsLike,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIChatRunMessage>> {
-  const list = Array.isArray(message) ? message : listOf(field(message, 'tool_calls'))
+  const list = isList(message) ? listOf(message) : listOf(field(message, 'tool_calls'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
     const fn = field(item, 'function')
@@ -91,7 +91,7 @@ export async function runOpenAIResponses(
   response: OpenAIResponsesCallsLike,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIResponsesFunctionCallOutput>> {
-  const list = Array.isArray(response) ? response : listOf(field(response, 'output'))
+  const list = isList(response) ? listOf(response) : listOf(field(response, 'output'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
     if (field(item, 'type') !== 'function_call') continue

@@ -64,9 +64,23 @@ export function field(value: unknown, key: string): unknown {
   }
 }
 
-/** The items of a list, `[]` for anything that is not an array. */
+/** Whether `value` is an array; `false` for a revoked Proxy (which throws). */
+export function isList(value: unknown): value is readonly unknown[] {
+  try {
+    return Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
+/** A copy of the items of a list (each read once, a throwing read as `undefined`), `[]` for anything that is not an array. */
 export function listOf(value: unknown): readonly unknown[] {
-  return Array.isArray(value) ? value : []
+  if (!isList(value)) return []
+  try {
+    return Array.from(value, (_item, i) => field(value, String(i)))
+  } catch {
+    return []
+  }
 }
 
 /** A string id, or `undefined`. */
