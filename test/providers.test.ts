@@ -283,3 +283,66 @@ describe('hostile input', () => {
     expect(gem.results.map((r) => r.status)).toEqual(['invalid', 'refused'])
   })
 })
+
+describe('confirmations', () => {
+  function withDelete(): { tm: ToolManager; runs: string[] } {
+    const tm = manager()
+    const runs: string[] = []
+    tm.register({
+      name: 'delete_file',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' }, token: { type: 'string' } }, required: ['path'] },
+      sensitive: ['token'],
+      needsConfirmation: true,
+      run: (input: { path: string }) => {
+        runs.push(input.path)
+        return { deleted: input.path }
+      },
+    })
+    return { tm, runs }
+  }
+
+  it('confirm approves: the tool runs exactly once and the model gets its result (every provider)', async () => {
+    const asked: { tool: string; summary: string }[] = []
+    const confirm = (r: { tool: string; summary: string }): boolean => (asked.push({ tool: r.tool, summary: r.summary }), true)
+    const { tm, runs } = withDelete()
+    const chat = await runOpenAIChat(tm, [{ id: 'c1', type: 'function', function: { name: 'delete_file', arguments: '{"path":"a.txt","token":"tok-SECRET"}' } }], { confirm })
+    expect(chat).toEqual([{ role: 'tool', tool_call_id: 'c1', content: '{"deleted":"a.txt"}' }])
+    const responses = await runOpenAIResponses(tm, [{ type: 'function_call', call_id: 'c2', name: 'delete_file', arguments: '{"path":"b.txt"}' }], { confirm })
+    expect(responses[0]!.output).toBe('{"deleted":"b.txt"}')
+    const anthropic = await runAnthropic(tm, [{ type: 'tool_use', id: 'c3', name: 'delete_file', input: { path: 'c.txt' } }], { confirm })
+    expect(anthropic.content[0]).toMatchObject({ tool_use_id: 'c3', is_error: false })
+    const gemini = await runGemini(tm, [{ functionCall: { id: 'c4', name: 'delete_file', args: { path: 'd.txt' } } }], { confirm })
+    expect(gemini.parts[0]!.functionResponse.response).toEqual({ output: '{"deleted":"d.txt"}' })
+    expect(runs).toEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt'])
+    expect(asked.map((a) => a.tool)).toEqual(['delete_file', 'delete_file', 'delete_file', 'delete_file'])
+    // the summary the user sees is redacted
+    expect(asked[0]!.summary).not.toContain('tok-SECRET')
+  })
+
+  it('confirm denies (or throws): the tool does not run and the model gets a refusal', async () => {
+    const { tm, runs } = withDelete()
+    const denied = await runOpenAIChat(tm, [{ id: 'c1', type: 'function', function: { name: 'delete_file', arguments: '{"path":"a.txt"}' } }], { confirm: () => false })
+    expect(denied.results[0]).toMatchObject({ status: 'refused', code: 'confirmation_denied', callId: 'c1' })
+    expect((denied[0] as { content: string }).content).toMatch(/^Refused: /)
+    const thrown = await runAnthropic(tm, [{ type: 'tool_use', id: 'c2', name: 'delete_file', input: { path: 'b.txt' } }], {
+      confirm: () => {
+        throw new Error('ui gone')
+      },
+    })
+    expect(thrown.content[0]).toMatchObject({ is_error: true })
+    expect(runs).toEqual([])
+  })
+
+  it('without confirm the model is told the call awaits confirmation; the app confirms later, once', async () => {
+    const { tm, runs } = withDelete()
+    const out = await runOpenAIChat(tm, [{ id: 'c1', type: 'function', function: { name: 'delete_file', arguments: '{"path":"a.txt"}' } }])
+    const view = out.results[0]!
+    expect(view.status).toBe('needs_confirmation')
+    expect((out[0] as { content: string }).content).toMatch(/^Pending: /)
+    expect(runs).toEqual([])
+    const confirmId = (view as { confirmId: string }).confirmId
+    expect(await tm.confirm(confirmId, { approve: true })).toMatchObject({ status: 'ok', data: { deleted: 'a.txt' } })
+    expect(await tm.confirm(confirmId, { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_used' })
+    expect(runs).toEqual(['a.txt'])
+  })
+})

@@ -26,4 +26,4 @@ export type {
   OpenAIResponsesTool,
   ToolDeclarer,
 } from './declare.js'
-export type { ProviderMessages, RunToolCallsOptions, ToolRunner } from './run.js'
+export type { ConfirmationRequest, ProviderMessages, RunToolCallsOptions, ToolRunner } from './run.js'

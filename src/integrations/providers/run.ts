@@ -7,7 +7,10 @@ import type { CallOptions } from '../../runtime/tool.js'
 import type { CallResult } from '../../core/view.js'
 
 /** The part of a `ToolManager` a runner uses. */
-export type ToolRunner = Pick<ToolManager, 'callMany'>
+export type ToolRunner = Pick<ToolManager, 'callMany' | 'confirm'>
+
+/** A call waiting for the user's approval, as a runner's `confirm` option gets it. */
+export type ConfirmationRequest = Extract<CallResult, { readonly status: 'needs_confirmation' }> & { readonly tool: string }
 
 /** Options of a provider runner. */
 export interface RunToolCallsOptions {
@@ -15,6 +18,13 @@ export interface RunToolCallsOptions {
   readonly signal?: AbortSignal
   /** A timeout for each call of the batch. */
   readonly timeoutMs?: number
+  /**
+   * Asks the user about each call that needs confirmation (one at a time, in order): `true`
+   * runs it (`tm.confirm`, once) and the model gets its result; `false`, or a throw, denies it
+   * (`confirmation_denied`). Without it, the model is told the call awaits confirmation, and
+   * `results` holds its `confirmId` for the app to confirm later.
+   */
+  readonly confirm?: (request: ConfirmationRequest) => boolean | Promise<boolean>
 }
 
 /**
@@ -46,7 +56,23 @@ export function runCalls(tm: ToolRunner, calls: readonly ProviderCall[], options
       ? { name, args: c.args.text as string, options: callOptions }
       : { name, input: c.args.value, options: callOptions }
   })
-  return tm.callMany(batch)
+  const confirm = options.confirm
+  if (confirm === undefined) return tm.callMany(batch)
+  return tm.callMany(batch).then(async (views) => {
+    const settled = [...views]
+    for (let i = 0; i < settled.length; i++) {
+      const view = settled[i]!
+      if (view.status !== 'needs_confirmation') continue
+      let approve = false
+      try {
+        approve = (await confirm({ ...view, tool: typeof calls[i]?.name === 'string' ? (calls[i]!.name as string) : '' })) === true
+      } catch {
+        // a confirm callback that fails denies the call
+      }
+      settled[i] = await tm.confirm(view.confirmId, { approve })
+    }
+    return Object.freeze(settled)
+  })
 }
 
 /** `messages` with the views attached as a non-enumerable `results`. */
