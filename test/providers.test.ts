@@ -346,3 +346,18 @@ describe('confirmations', () => {
     expect(runs).toEqual(['a.txt'])
   })
 })
+
+describe('cancellation through the signal, on every provider', () => {
+  it('Responses and Anthropic calls settle cancelled and the model is told it failed', async () => {
+    const tm = manager()
+    const controller = new AbortController()
+    const responses = runOpenAIResponses(tm, [{ type: 'function_call', call_id: 'r1', name: 'wait', arguments: '{}' }], { signal: controller.signal })
+    const anthropic = runAnthropic(tm, [{ type: 'tool_use', id: 'a1', name: 'wait', input: {} }], { signal: controller.signal })
+    controller.abort()
+    const [r, a] = await Promise.all([responses, anthropic])
+    expect(r.results[0]).toMatchObject({ status: 'cancelled', by: 'signal', callId: 'r1' })
+    expect(r[0]!.output).toMatch(/^Error: /)
+    expect(a.results[0]).toMatchObject({ status: 'cancelled', by: 'signal', callId: 'a1' })
+    expect(a.content[0]).toMatchObject({ tool_use_id: 'a1', is_error: true })
+  })
+})
