@@ -323,3 +323,13 @@ describe('filling defaults is bounded', () => {
     expect(applyDefaults(schema, deep)).toBe(deep)
   })
 })
+
+describe('defaults and __proto__', () => {
+  it('a property named __proto__ with a default is an own property, never the prototype', () => {
+    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object","default":{"polluted":true}}}}')
+    const filled = applyDefaults(schema, {}) as Record<string, unknown>
+    expect(Object.getPrototypeOf(filled)).toBe(Object.prototype)
+    expect(Object.hasOwn(filled, '__proto__')).toBe(true)
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+})

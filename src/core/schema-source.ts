@@ -124,8 +124,15 @@ function resolveLocal(root: unknown, ref: string): unknown {
   return node
 }
 
+/** A copy of a default (a JSON value: the schema is JSON), so a tool changing it changes no other call. */
+function copyOf(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? JSON.parse(JSON.stringify(value)) : value
+}
+
 function setOwn<T extends object>(target: T, key: string | number, value: unknown): T {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  // `__proto__` as an own data property, never the prototype
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  else (target as Record<string | number, unknown>)[key] = value
   return target
 }
 
@@ -178,7 +185,7 @@ function fill(schema: unknown, value: unknown, root: unknown, refs: number, budg
     if (typeof sub !== 'object' || sub === null) continue
     const current = (copy ?? out) as Record<string, unknown>
     if (!own(current, key)) {
-      if (own(sub, 'default')) copy = setOwn(copy ?? { ...current }, key, structuredClone((sub as { default: unknown }).default))
+      if (own(sub, 'default')) copy = setOwn(copy ?? { ...current }, key, copyOf((sub as { default: unknown }).default))
     } else {
       const item = current[key]
       const next = fill(sub, item, root, 0, budget)
@@ -421,22 +428,27 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
     if (problem !== undefined) throw new SchemaError(`tool "${name}" inputSchema ${problem}`)
     const check = compiler.compile(input, `tool "${name}" inputSchema`)
     if (hasDefaults(input)) {
-      validate = (value) => {
-        let filled: unknown
+      // run gets the defaults filled in again (deterministic, and cheaper than remembering the
+      // filled copy per input); only an input whose defaults were not applied is remembered
+      const asGiven = new WeakSet<object>()
+      const fillOf = (value: unknown): unknown => {
         try {
-          filled = shapeProblem(value, MAX_DEPTH, MAX_INPUT_VALUES) === undefined ? applyDefaults(input, value) : value
+          return shapeProblem(value, MAX_DEPTH, MAX_INPUT_VALUES) === undefined ? applyDefaults(input, value) : value
         } catch {
-          filled = value
+          return value
         }
+      }
+      validate = (value) => {
+        const filled = fillOf(value)
         if (filled === value) return check(value)
         // the defaults are used when the input with them is valid; else the input is checked as given
         // (a default is an annotation: one that would make the input invalid is not applied)
-        const issues = check(filled)
-        if (issues !== undefined) return check(value)
-        if (typeof value === 'object' && value !== null) outputs.set(value, filled)
-        return undefined
+        if (check(filled) === undefined) return undefined
+        const issues = check(value)
+        if (issues === undefined && typeof value === 'object' && value !== null) asGiven.add(value)
+        return issues
       }
-      valueOf = (value) => (typeof value === 'object' && value !== null && outputs.has(value) ? outputs.get(value) : value)
+      valueOf = (value) => (typeof value === 'object' && value !== null && asGiven.has(value) ? value : fillOf(value))
     } else {
       validate = check
     }
