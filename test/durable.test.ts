@@ -217,6 +217,21 @@ describe.each(backends)('two managers on one $name store', (backend) => {
     expect(runs.filter((r) => r.startsWith('pay:'))).toEqual([])
   })
 
+  it.skipIf(backend.skip)('a confirmation past confirmTtlMs (on the store clock) is refused confirmation_expired on any manager; execute replays a key with its data', async () => {
+    const { a, b, clock } = await pair(backend)
+    const runs: string[] = []
+    const tmA = withTools(new ToolManager({ store: a, confirmTtlMs: 1000 }), runs)
+    const tmB = withTools(new ToolManager({ store: b, confirmTtlMs: 1000 }), runs)
+    const id = confirmIdOf(await tmA.call('pay', { id: 'e1' }))
+    clock.t += 5000
+    expect(await tmB.confirm(id, { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_expired' })
+    expect(await tmA.confirm(id, { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_expired' })
+    expect(runs).toEqual([])
+    expect(await tmA.execute('send', { to: 'raw' }, { idempotencyKey: 'x-1' })).toEqual({ sent: 'raw', n: 1 })
+    expect(await tmB.execute('send', { to: 'raw' }, { idempotencyKey: 'x-1' })).toEqual({ sent: 'raw', n: 1 })
+    expect(runs).toEqual(['send:raw'])
+  })
+
   it.skipIf(backend.skip)('with approvalSecret the confirmId is a signed token; a forged or altered one is refused approval_invalid before any store read', async () => {
     const { a, b } = await pair(backend)
     const reads: string[] = []

@@ -523,6 +523,8 @@ export class Call implements ToolContext {
             return this.#proceed()
           }
           this.#replayed = gate.replayed
+          // the raw contract (`tm.execute`) of a replay: the recorded data
+          if (gate.replayed) this.#raw = gate.result.data()
           this.#finish(gate.result)
         }),
       (err) => this.#guarded(() => this.#fail(err)),
