@@ -64,6 +64,8 @@ Options:
                     (default: the TOOLWIRE_TOKEN environment variable)
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
+  --public-url <url>  serve --http: the address browsers reach this server at
+                    (for the approval links of calls that need confirmation)
   -h, --help        show this help
   -v, --version     show the version
 
@@ -97,6 +99,7 @@ interface Parsed {
   readonly token: string | undefined
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
+  readonly publicUrl: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -120,6 +123,7 @@ function parse(argv: readonly string[]): Parsed {
         token: { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
+        'public-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -140,6 +144,7 @@ function parse(argv: readonly string[]): Parsed {
     token: values.token as string | undefined,
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
+    publicUrl: values['public-url'] as string | undefined,
     help: values.help === true,
     version: values.version === true,
   }
@@ -223,9 +228,10 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
 async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
   const module = p.module ?? p.positionals[0]
-  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic)) {
-    throw new UsageError('--stateless, --token, --allow-origin and --metrics-public go with --http')
+  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined)) {
+    throw new UsageError('--stateless, --token, --allow-origin, --metrics-public and --public-url go with --http')
   }
+  if (p.publicUrl !== undefined && !/^https?:\/\/[^/]+/i.test(p.publicUrl)) throw new UsageError('--public-url takes an http(s) URL')
   const listen = p.http === undefined ? undefined : parseListen(p.http)
   const tm = await managerFor(rt, module, p.root)
   const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
@@ -271,6 +277,7 @@ async function serveOverHttp(
       ...(token === undefined ? {} : { token }),
       allowedOrigins: p.allowOrigins,
       metricsPublic: p.metricsPublic,
+      ...(p.publicUrl === undefined ? {} : { publicUrl: p.publicUrl }),
       onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
     })
   } catch (err) {

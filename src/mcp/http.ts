@@ -22,6 +22,7 @@ import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage 
 import { textNestsDeeper } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { createMcpServer, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+import { CONFIRM_PATH, ConfirmationPages } from './confirm-page.js'
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -64,6 +65,17 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly metrics?: () => string
   /** Called with transport and protocol errors (default: ignored; responses never carry them). */
   readonly onError?: (error: Error) => void
+  /**
+   * The confirmation page (default on): a call needing confirmation that the client
+   * cannot ask the user about gets a single-use approval URL on this server
+   * (`/confirm/<secret>`, no token needed: the link is the credential), valid for
+   * `confirmPageTtlMs` (default 10 minutes) and only on this process.
+   */
+  readonly confirmPage?: boolean
+  /** How long an approval link stays valid, in ms (default 10 minutes). */
+  readonly confirmPageTtlMs?: number
+  /** The address clients and browsers reach this server at, for approval links (default: the bound address). Its origin is allowed. */
+  readonly publicUrl?: string
 }
 
 /** A running `serveHttp`. */
@@ -234,6 +246,16 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       ? () => (tm as unknown as { metrics(o: { format: 'prometheus' }): string }).metrics({ format: 'prometheus' })
       : undefined)
   const sessions = new Map<string, Session>()
+  const pages = options.confirmPage === false ? undefined : new ConfirmationPages(tm, options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs })
+  let publicBase = ''
+  if (options.publicUrl !== undefined) {
+    const u = new URL(options.publicUrl)
+    publicBase = u.origin
+    allowedOrigins.add(u.origin.toLowerCase())
+    allowedHosts.add(hostNameOf(u.host))
+  }
+  const serverOptions: McpServerOptions =
+    pages === undefined ? options : { ...options, confirmationLink: (input) => `${publicBase}${pages.open(input)}` }
 
   const hostAllowed = (req: IncomingMessage): boolean => {
     if (!checkHost) return true
@@ -261,7 +283,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   }
 
   const newTransport = (stateful: boolean): { transport: StreamableHTTPServerTransport; server: Server } => {
-    const server = createMcpServer(tm, options)
+    const server = createMcpServer(tm, serverOptions)
     const transport = new StreamableHTTPServerTransport(
       stateful
         ? {
@@ -424,6 +446,11 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       return
     }
     const url = new URL(req.url ?? '/', 'http://localhost')
+    if (pages !== undefined && url.pathname.startsWith(CONFIRM_PATH)) {
+      // the link is the credential: no bearer token (a person opens it in a browser)
+      await pages.handle(req, res, url.pathname)
+      return
+    }
     const isOps = url.pathname === '/healthz' || url.pathname === '/metrics'
     if (!(isOps && options.metricsPublic === true)) {
       const auth = authorized(req)
@@ -474,6 +501,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const address = http.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   const url = `http://${shownHost}:${address.port}${path}`
+  if (publicBase === '') publicBase = `http://${shownHost}:${address.port}`
 
   return {
     url,
@@ -481,6 +509,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     sessions: () => sessions.size,
     async close() {
       clearInterval(sweep)
+      pages?.close()
       const closing = new Promise<void>((resolve) => http.close(() => resolve()))
       for (const id of [...sessions.keys()]) closeSession(id)
       http.closeAllConnections()

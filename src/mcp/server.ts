@@ -29,6 +29,7 @@ import {
   type ServableManager,
 } from './meta.js'
 import { toolwireVersion } from './module.js'
+import type { ConfirmationLinkInput } from './confirm-page.js'
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -62,6 +63,12 @@ export interface McpServerOptions {
    * an `isError` result naming what to confirm; `'refuse'` always answers that result.
    */
   readonly confirmations?: 'elicit' | 'refuse'
+  /**
+   * An approval URL for a call waiting for confirmation that the client cannot ask the
+   * user about (`serveHttp` sets it to its confirmation page). The URL goes into the
+   * result's text and `_meta["toolwire/confirmation"].url`.
+   */
+  readonly confirmationLink?: (input: ConfirmationLinkInput) => string | undefined
 }
 
 /**
@@ -117,15 +124,17 @@ function withMeta(result: CallToolResult, meta: Record<string, unknown>): CallTo
   return { ...result, _meta: { ...(result._meta ?? {}), ...meta } }
 }
 
-function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string): CallToolResult {
+function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string, url?: string): CallToolResult {
   const rendered = toMcp(view) as unknown as CallToolResult
   const text =
-    `This call needs the user's confirmation and did not run: ${view.summary}. ${why} ` +
-    'Ask the user to confirm it in the application, or to perform it themselves.'
-  return withMeta(
-    { ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true },
-    { [MCP_CONFIRMATION_META_KEY]: { confirmId: view.confirmId, summary: view.summary } },
-  )
+    url === undefined
+      ? `This call needs the user's confirmation and did not run: ${view.summary}. ${why} ` +
+        'Ask the user to confirm it in the application, or to perform it themselves.'
+      : `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
+        `Ask the user to approve or deny it at ${url} (the link works once); it runs when approved there.`
+  const meta: Record<string, string> = { confirmId: view.confirmId, summary: view.summary }
+  if (url !== undefined) meta.url = url
+  return withMeta({ ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true }, { [MCP_CONFIRMATION_META_KEY]: meta })
 }
 
 let mcpCallSeq = 0
@@ -239,12 +248,14 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       if (view.status === 'needs_confirmation') {
         const answered = await confirmThroughElicitation(server, tm, view, options, extra.signal, extra.requestId)
         if (answered === undefined) {
+          const url = options.confirmations === 'refuse' ? undefined : options.confirmationLink?.({ tool: name, view })
           return checkedResult(withMeta(
             confirmationResult(
               view,
               options.confirmations === 'refuse'
                 ? 'This server does not take confirmations over MCP.'
                 : 'The client cannot ask the user (it did not declare the elicitation capability).',
+              url,
             ),
             { [MCP_CALL_ID_META_KEY]: callId },
           ))
