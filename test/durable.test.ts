@@ -209,6 +209,11 @@ describe.each(backends)('two managers on one $name store', (backend) => {
 
     const suspended = await tmA.call('deploy', { id: 's1' })
     expect(suspended).toMatchObject({ status: 'pending', request: { id: 'req-s1' } })
+    // a request id is not a confirmation: denying it as one changes nothing
+    expect(await tmB.confirm('req-s1', { approve: false })).toMatchObject({ status: 'refused', code: 'confirmation_unknown' })
+    // a manager without the tool refuses before claiming: the call stays for one that has it
+    const bare = new ToolManager({ store: b })
+    expect(await bare.resume('req-s1', 'nowhere')).toMatchObject({ status: 'refused', code: 'unknown_tool' })
     const resumed = await Promise.all([tmB.resume('req-s1', 'staging'), tmA.resume('req-s1', 'prod'), tmB.resume('req-s1', 'eu')])
     expect(resumed.filter((v) => v.status === 'ok')).toHaveLength(1)
     expect(resumed.filter((v) => v.status === 'refused' && v.code === 'request_used')).toHaveLength(2)

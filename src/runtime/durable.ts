@@ -50,6 +50,9 @@ export interface DurableOptions {
 
 /** A parked call this process holds in memory: the real input and the original timeout. */
 export interface LocalParked {
+  readonly kind: ParkedKind
+  readonly tool: string
+  readonly callId: string
   readonly input: unknown
   readonly timeoutMs: number | undefined
 }
@@ -185,55 +188,59 @@ export class Durable {
       id = handle
     }
     const tool = claims?.tool ?? 'unknown'
+    /** Whether a token's claims name another call than `c`. */
+    const unbound = (c: { readonly callId: string; readonly tool: string }, hash: () => string): boolean =>
+      claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
     try {
-      if (!approve) {
-        if (await this.store.deny(id)) {
-          host.forget(id)
-          const call = await this.store.getParked(id)
-          const callId = call?.callId ?? claims?.callId
-          const view = await host.early(call?.tool ?? tool, callId, refused('confirmation_denied', 'The user denied this call'))
-          return { view, call: { tool: call?.tool ?? tool, callId: callId ?? view.callId ?? '' } }
-        }
-        return this.refusedClaim(kind, await this.why(id, kind), host)
-      }
       const local = host.local(id)
-      if (local === undefined) {
-        // another process parked it: check that its input can be recovered before claiming it
+      let parked: { readonly tool: string; readonly callId: string; readonly timeoutMs: number | undefined }
+      let input: unknown
+      if (local !== undefined && approve) {
+        // parked here: the real input is in memory
+        if (local.kind !== kind) return await unknown()
+        if (unbound(local, () => safeHash(local.input))) return await this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', local.tool, local.callId)
+        parked = local
+        input = local.input
+      } else {
+        // everything that would refuse is checked before the claim, so a refusal never consumes the call
         const pre = await this.store.getParked(id)
-        if (pre === undefined || pre.kind !== kind) return unknown()
-        if (pre.state === 'parked' && pre.input.redacted && (pre.input.sealed === null || this.key === undefined)) {
-          return this.refuse(host, INPUT_UNAVAILABLE, `This ${what} has sensitive input that only the instance that parked it holds (no storeKey)`, pre.tool, pre.callId)
+        if (pre === undefined || pre.kind !== kind) return await unknown()
+        if (unbound(pre, () => pre.inputHash)) return await this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', pre.tool, pre.callId)
+        if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used', host)
+        if (!approve) {
+          if (!(await this.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), host)
+          host.forget(id)
+          const view = await host.early(pre.tool, pre.callId, refused('confirmation_denied', 'The user denied this call'))
+          return { view, call: { tool: pre.tool, callId: pre.callId } }
         }
+        try {
+          input = openInput(id, pre.input, this.key)
+        } catch (err) {
+          host.reportError(pre.callId, pre.tool, err)
+          input = undefined
+        }
+        if (input === undefined) {
+          return await this.refuse(host, INPUT_UNAVAILABLE, `This ${what} has sensitive input that only the instance that parked it holds (no storeKey)`, pre.tool, pre.callId)
+        }
+        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre) }
+      }
+      if (!host.hasTool(parked.tool)) {
+        return await this.refuse(host, 'unknown_tool', `No tool named ${JSON.stringify(parked.tool)} is registered`, parked.tool, parked.callId)
       }
       const claim: ClaimResult = await this.store.claim(id, { kind, leaseMs: this.leaseMs })
-      if (!claim.ok) return this.refusedClaim(kind, claim.reason, host)
+      if (!claim.ok) return await this.refusedClaim(kind, claim.reason, host)
       host.forget(id)
       const call = claim.call
-      const done = (): Promise<unknown> => this.store.finish(id, claim.fence).catch((err: unknown) => host.reportError(call.callId, call.tool, err))
-      if (claims !== undefined && (claims.callId !== call.callId || claims.tool !== call.tool || claims.inputHash !== call.inputHash)) {
-        await done()
-        return this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', call.tool, call.callId)
-      }
-      let input: unknown
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer)
       try {
-        input = local !== undefined ? local.input : openInput(id, call.input, this.key)
+        await this.store.finish(id, claim.fence)
       } catch (err) {
+        // the run happened; a lost finish leaves the call running until a sweep calls it unknown
         host.reportError(call.callId, call.tool, err)
-        input = undefined
       }
-      if (input === undefined || !host.hasTool(call.tool)) {
-        await done()
-        const view = input === undefined
-          ? await host.early(call.tool, call.callId, refused(INPUT_UNAVAILABLE, `The input of this ${what} cannot be recovered here`))
-          : await host.early(call.tool, call.callId, refused('unknown_tool', `No tool named ${JSON.stringify(call.tool)} is registered`))
-        return { view }
-      }
-      const timeoutMs = local?.timeoutMs ?? timeoutOf(call)
-      const view = await host.run(kind, call.tool, call.callId, input, timeoutMs, answer)
-      await done()
       return { view, call: { tool: call.tool, callId: call.callId } }
     } catch (err) {
-      // the store failed before the claim was won (after it, run() never throws): nothing ran
+      // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(claims?.callId ?? '', tool, err)
       return this.refuse(host, STORE_UNAVAILABLE, `The ${what} could not be read from the store; nothing ran`)
     }
@@ -362,6 +369,15 @@ export class Durable {
     await this.undoWrites.get(callId)
     this.undoable.delete(callId)
     return this.store.takeUndo(callId)
+  }
+}
+
+/** {@link inputHash}, or `''` for an input with no JSON form (it then matches no token). */
+function safeHash(input: unknown): string {
+  try {
+    return inputHash(input)
+  } catch {
+    return ''
   }
 }
 

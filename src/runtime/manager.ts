@@ -563,7 +563,7 @@ export class ToolManager {
     return {
       local: (id) => {
         const p = this.parked.get(id)
-        return p === undefined ? undefined : { input: p.input, timeoutMs: p.options?.timeoutMs }
+        return p === undefined ? undefined : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs }
       },
       forget: (id) => {
         this.parked.delete(id)
