@@ -11,7 +11,7 @@ import { NotJsonError, toFrozenJson } from '../core/json.js'
 import type { CallOptions, PermissionDecision, ToolContext, ToolDefinition } from './tool.js'
 import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
-import type { OutcomeDiagnostics, OutcomeInvocation, ToolExecutionOutcome } from './outcome.js'
+import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { redact, redactChanges } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
@@ -19,52 +19,14 @@ import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
-import { replayedView } from './durable.js'
-import { outcomeStatusOf } from '../core/status.js'
+import type { BatchSink } from './batch.js'
+import { newDiagnostics, outcomeStatus } from './settlement.js'
 import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
+import { replayedView, unknownOutcomeResult } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
 export type Continuation = typeof CONTINUE_CONFIRMED | ContinuationBody | undefined
-
-export function newDiagnostics(): OutcomeDiagnostics {
-  return { configurationFailures: [], late: [] }
-}
-
-/** The semantic status of a canonical result, as outcomes and evidence report it. */
-export const outcomeStatus: (result: ToolResult) => ToolExecutionOutcome['status'] = outcomeStatusOf
-
-/** The frozen outcome of a settled execution. */
-export function outcomeOf(s: Settlement, tool: string): ToolExecutionOutcome {
-  const e = s.result.error() ?? s.result.refusal()
-  const outcome: Record<string, unknown> = { status: outcomeStatus(s.result), callId: s.view.callId ?? '', tool, reported: s.reported !== undefined }
-  if (e !== undefined) outcome.error = Object.freeze({ kind: e.kind, message: e.message })
-  return Object.freeze(outcome) as unknown as ToolExecutionOutcome
-}
-
-/** Collects the views of one `callMany` batch and resolves once, when the last call settles. */
-export class BatchSink {
-  readonly views: CallResult[]
-  private remaining: number
-  readonly promise: Promise<readonly CallResult[]>
-  private resolve!: (views: readonly CallResult[]) => void
-
-  constructor(size: number) {
-    this.views = new Array<CallResult>(size)
-    this.remaining = size
-    this.promise = new Promise((resolve) => {
-      this.resolve = resolve
-    })
-    if (size === 0) this.resolve(Object.freeze(this.views))
-  }
-
-  /** Places the view of call `index`; a second view for the same call is ignored. */
-  put(index: number, view: CallResult): void {
-    if (this.views[index] !== undefined) return
-    this.views[index] = view
-    if (--this.remaining === 0) this.resolve(Object.freeze(this.views))
-  }
-}
 
 /** The stage functions pipelines are composed of (see pipeline.ts). Each is used by every tool that needs it. */
 export interface CallStages {
@@ -889,7 +851,9 @@ export class Call implements ToolContext {
         const ticket = c.#ticket
         if (ticket === undefined) return
         c.#ticket = undefined
-        const settled = c.#host.ledgerSettle(ticket, c.#canonicalResult(), c.callId, c.#entry.name)
+        // settled while its body still runs (timed out, cancelled): what the body does is not known
+        const outcome = c.#bodyActive ? unknownOutcomeResult() : c.#canonicalResult()
+        const settled = c.#host.ledgerSettle(ticket, outcome, c.callId, c.#entry.name)
         c.#wait = c.#wait === undefined ? settled : Promise.all([c.#wait, settled])
       },
       breakerEnd: (c) => {

@@ -4,13 +4,15 @@
  * `ToolResult`.
  */
 import { CircuitBreaker } from './breaker.js'
-import { BatchSink, Call, CONTINUE_CONFIRMED, newDiagnostics, outcomeOf } from './call.js'
+import { Call, CONTINUE_CONFIRMED } from './call.js'
+import { BatchSink, readBatchEntry, type BatchCall, type BatchEntry } from './batch.js'
+import { badOptions, readOptions, toolLabel } from './options.js'
+import { newDiagnostics, outcomeOf } from './settlement.js'
 import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
 import {
   alreadyAnsweredText,
   duplicateCallIdText,
   expiredText,
-  invalidOptionsText,
   noPendingText,
   REFUSALS,
   resumeUnavailableText,
@@ -40,6 +42,7 @@ import { evidenceOf } from './store/evidence.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
+export type { BatchCall } from './batch.js'
 export { TOOL_FAILED_MESSAGE } from './normalize.js'
 
 /** Options of a manager. */
@@ -99,72 +102,6 @@ export class ToolCallError extends Error {
 let managerSeq = 0
 const SLOTS = 4096
 
-/** The tool name a call's events and views use: the name, or a placeholder for a non-string. */
-function toolLabel(name: unknown): string {
-  return typeof name === 'string' ? name : `<${typeof name}>`
-}
-
-/** A refusal of call options that cannot be read or are malformed. */
-function badOptions(what: string): ToolResult {
-  return ToolResult.failed(refusalError('invalid_options', invalidOptionsText(what)))
-}
-
-/**
- * A plain frozen snapshot of the caller's options (each getter read once, here), or the
- * refusal of options that throw or are malformed: `signal` an AbortSignal-like object,
- * `callId` a string, `timeoutMs` a positive number.
- */
-function readOptions(options: unknown): CallOptions | undefined | ToolResult {
-  if (options === undefined || options === null) return undefined
-  if (typeof options !== 'object' && typeof options !== 'function') return badOptions('options must be an object')
-  let signal: unknown
-  let callId: unknown
-  let timeoutMs: unknown
-  let idempotencyKey: unknown
-  try {
-    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown }
-    signal = o.signal
-    callId = o.callId
-    timeoutMs = o.timeoutMs
-    idempotencyKey = o.idempotencyKey
-  } catch {
-    return badOptions('options')
-  }
-  const out: { -readonly [K in keyof CallOptions]: CallOptions[K] } = {}
-  if (signal !== undefined) {
-    try {
-      const s = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown }
-      if (
-        typeof signal !== 'object' ||
-        signal === null ||
-        typeof s.aborted !== 'boolean' ||
-        typeof s.addEventListener !== 'function' ||
-        typeof s.removeEventListener !== 'function'
-      ) {
-        return badOptions('signal must be an AbortSignal')
-      }
-    } catch {
-      return badOptions('signal')
-    }
-    out.signal = signal as AbortSignal
-  }
-  if (callId !== undefined) {
-    if (typeof callId !== 'string') return badOptions('callId must be a string')
-    out.callId = callId
-  }
-  if (timeoutMs !== undefined) {
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) return badOptions('timeoutMs must be a positive number')
-    out.timeoutMs = timeoutMs
-  }
-  if (idempotencyKey !== undefined) {
-    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > 1024) {
-      return badOptions('idempotencyKey must be a string of 1 to 1024 characters')
-    }
-    out.idempotencyKey = idempotencyKey
-  }
-  return Object.freeze(out)
-}
-
 /** The result of a call that cannot run, with the options its view should use. */
 interface Early {
   readonly result: ToolResult
@@ -173,31 +110,6 @@ interface Early {
 
 /** A call ready to start, one that cannot run, or (an asynchronous validator) either, once its input is checked. */
 type Admission = Call | Early | Promise<Call | Early>
-
-/** One `callMany` entry, each field read once. */
-interface BatchEntry {
-  readonly name: unknown
-  readonly args: unknown
-  readonly input: unknown
-  readonly options: unknown
-}
-
-/** Reads entry `i` of a `callMany` list; `undefined` when the entry or one of its fields throws. */
-function readBatchEntry(calls: readonly unknown[], i: number): BatchEntry | undefined {
-  try {
-    const c = calls[i] as { name?: unknown; args?: unknown; input?: unknown; options?: unknown } | null | undefined
-    if (typeof c !== 'object' || c === null) return { name: undefined, args: undefined, input: undefined, options: undefined }
-    const args = c.args
-    return { name: c.name, args, input: args === undefined ? c.input : undefined, options: c.options }
-  } catch {
-    return undefined
-  }
-}
-
-/** One call of a `callMany` batch: `args` is JSON text (as models send it) or `input` an object. */
-export type BatchCall =
-  | { readonly name: string; readonly args: string; readonly input?: undefined; readonly options?: CallOptions }
-  | { readonly name: string; readonly input: unknown; readonly args?: undefined; readonly options?: CallOptions }
 
 /**
  * Registers tools and dispatches the calls a model makes.
@@ -625,7 +537,6 @@ export class ToolManager {
       return []
     }
   }
-
 
   private sweepParked(): void {
     if (this.parked.size < 64) return
