@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
@@ -159,6 +159,68 @@ describe('the confirmation page over fetch', () => {
       expect((await fetch(new URL(`/confirm/${'a'.repeat(43)}`, off.url))).status).toBe(404)
     } finally {
       await off.close()
+    }
+  })
+})
+
+describe('URL-mode elicitation', () => {
+  let served: HttpMcpServer
+  const runs: string[] = []
+  beforeAll(async () => {
+    served = await serveHttp(manager(runs))
+  })
+  afterAll(() => served.close())
+
+  async function urlClient(decide: (url: string) => Promise<'accept' | 'decline'>): Promise<{ client: Client; completed: string[]; asked: { url: string; elicitationId: string }[] }> {
+    const client = new Client({ name: 'url-elicitation', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } })
+    const completed: string[] = []
+    const asked: { url: string; elicitationId: string }[] = []
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const params = req.params as { mode: string; url: string; elicitationId: string }
+      expect(params.mode).toBe('url')
+      asked.push({ url: params.url, elicitationId: params.elicitationId })
+      return { action: await decide(params.url) }
+    })
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+      completed.push(n.params.elicitationId)
+    })
+    await client.connect(new StreamableHTTPClientTransport(new URL(served.url)))
+    return { client, completed, asked }
+  }
+
+  it('a client with only URL elicitation gets the link through elicitation/create; the call runs once when approved on the page', async () => {
+    let approval: Promise<unknown> = Promise.resolve()
+    const { client, completed, asked } = await urlClient(async (url) => {
+      // the person opens the page and approves, after the client accepted to open it
+      approval = (async () => {
+        const csrf = csrfOf(await (await fetch(url)).text())
+        return form(url, { decision: 'approve', csrf })
+      })()
+      return 'accept'
+    })
+    try {
+      const result = (await client.callTool({ name: 'set_password', arguments: { user: 'ivan', password: 'x' } })) as CallToolResult
+      expect(result).toMatchObject({ isError: false, structuredContent: { changed: 'ivan' } })
+      expect(await approval).toMatchObject({ status: 200 })
+      expect(runs).toEqual(['ivan'])
+      expect(asked).toHaveLength(1)
+      expect(asked[0]!.url).toMatch(/\/confirm\/[A-Za-z0-9_-]{43}$/)
+      await expect.poll(() => completed).toEqual([asked[0]!.elicitationId])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('declining the URL elicitation denies the call', async () => {
+    const { client, asked } = await urlClient(async () => 'decline')
+    try {
+      const result = (await client.callTool({ name: 'set_password', arguments: { user: 'judy', password: 'x' } })) as CallToolResult
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain('The user denied this call')
+      expect(runs).not.toContain('judy')
+      expect((await fetch(asked[0]!.url)).status).toBe(410)
+    } finally {
+      await client.close()
     }
   })
 })

@@ -97,6 +97,7 @@ export interface ConfirmationPagesOptions {
 export class ConfirmationPages {
   private readonly entries = new Map<string, Entry>()
   private readonly byConfirmId = new Map<string, string>()
+  private readonly waiters = new Map<string, Set<(view: CallResult | undefined) => void>>()
   private readonly ttlMs: number
   private readonly max: number
   private listening = false
@@ -110,16 +111,46 @@ export class ConfirmationPages {
   }
 
   /** A confirmation answered any other way (elicitation, `tm.confirm`) closes its link. */
-  private readonly onConfirmation = (event: { confirmId: string }): void => {
+  private readonly onConfirmation = (event: { confirmId: string; result?: CallResult }): void => {
     const secret = this.byConfirmId.get(event.confirmId)
-    if (secret !== undefined) this.drop(secret)
+    if (secret !== undefined) this.drop(secret, event.result)
   }
 
-  private drop(secret: string): void {
+  /** Closes a link; whoever waits for its decision gets `decided` (undefined: none was made). */
+  private drop(secret: string, decided?: CallResult): void {
     const entry = this.entries.get(secret)
-    if (entry === undefined) return
-    this.entries.delete(secret)
-    this.byConfirmId.delete(entry.confirmId)
+    if (entry !== undefined) {
+      this.entries.delete(secret)
+      this.byConfirmId.delete(entry.confirmId)
+    }
+    const waiting = this.waiters.get(secret)
+    this.waiters.delete(secret)
+    for (const resolve of waiting ?? []) resolve(decided)
+  }
+
+  /**
+   * Resolves with the call's result once a decision is made on the page or any other
+   * way, or undefined when the link expires, is dropped, or `signal` aborts.
+   */
+  decided(path: string, signal: AbortSignal): Promise<CallResult | undefined> {
+    const secret = path.slice(CONFIRM_PATH.length)
+    const entry = this.entries.get(secret)
+    if (entry === undefined || signal.aborted) return Promise.resolve(undefined)
+    return new Promise((resolve) => {
+      const done = (view: CallResult | undefined): void => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', onAbort)
+        this.waiters.get(secret)?.delete(done)
+        resolve(view)
+      }
+      const onAbort = (): void => done(undefined)
+      const timer = setTimeout(() => this.drop(secret), Math.max(0, entry.expiresAt - Date.now()) + 1)
+      timer.unref()
+      signal.addEventListener('abort', onAbort, { once: true })
+      let set = this.waiters.get(secret)
+      if (set === undefined) this.waiters.set(secret, (set = new Set()))
+      set.add(done)
+    })
   }
 
   /** Opens a link for a call waiting for confirmation; returns its path (`/confirm/<secret>`). */
@@ -153,8 +184,7 @@ export class ConfirmationPages {
   close(): void {
     if (this.listening) this.tm.off('confirmation', this.onConfirmation as never)
     this.listening = false
-    this.entries.clear()
-    this.byConfirmId.clear()
+    for (const secret of [...this.entries.keys()]) this.drop(secret)
   }
 
   /** Serves `GET` (the page) and `POST` (the decision) of `/confirm/<secret>`. */
@@ -200,16 +230,20 @@ export class ConfirmationPages {
       page(res, 403, 'Not accepted', '<p>The form was not sent from this page. Open the link again.</p>')
       return
     }
-    // single use: gone before anything runs, whatever happens next
+    // single use: gone before anything runs, whatever happens next (its waiters stay until the result)
+    const waiting = this.waiters.get(secret)
+    this.waiters.delete(secret)
     this.drop(secret)
     const approve = decision === 'approve'
     let view: CallResult
     try {
       view = await this.tm.confirm(entry.confirmId, { approve })
     } catch {
+      for (const resolve of waiting ?? []) resolve(undefined)
       page(res, 500, 'Something went wrong', '<p>The decision could not be recorded.</p>')
       return
     }
+    for (const resolve of waiting ?? []) resolve(view)
     const outcome =
       view.status === 'refused'
         ? `<p>Not run: <code id="outcome">${escapeHtml(view.code)}</code> (${escapeHtml(view.message)}).</p>`

@@ -255,7 +255,15 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     allowedHosts.add(hostNameOf(u.host))
   }
   const serverOptions: McpServerOptions =
-    pages === undefined ? options : { ...options, confirmationLink: (input) => `${publicBase}${pages.open(input)}` }
+    pages === undefined
+      ? options
+      : {
+          ...options,
+          confirmationLink: (input) => {
+            const path = pages.open(input)
+            return { url: `${publicBase}${path}`, decided: (signal) => pages.decided(path, signal) }
+          },
+        }
 
   const hostAllowed = (req: IncomingMessage): boolean => {
     if (!checkHost) return true

@@ -4,6 +4,7 @@
  * and `tools/call` handlers, progress, cancellation and confirmations. The transports
  * are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
  */
+import { randomUUID } from 'node:crypto'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -68,7 +69,15 @@ export interface McpServerOptions {
    * user about (`serveHttp` sets it to its confirmation page). The URL goes into the
    * result's text and `_meta["toolwire/confirmation"].url`.
    */
-  readonly confirmationLink?: (input: ConfirmationLinkInput) => string | undefined
+  readonly confirmationLink?: (input: ConfirmationLinkInput) => ConfirmationLink | undefined
+}
+
+/** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
+export interface ConfirmationLink {
+  /** The absolute URL a person opens. */
+  readonly url: string
+  /** Resolves with the call's result once a decision is made (on the page or any other way), or undefined when the link ends without one or `signal` aborts. */
+  decided(signal: AbortSignal): Promise<CallResult | undefined>
 }
 
 /**
@@ -246,9 +255,9 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       const callOptions: CallOptions = { signal: extra.signal, callId }
       let view = await tm.call(name, args, callOptions)
       if (view.status === 'needs_confirmation') {
-        const answered = await confirmThroughElicitation(server, tm, view, options, extra.signal, extra.requestId)
+        const answered = await confirmThroughElicitation(server, tm, name, view, options, extra.signal, extra.requestId)
         if (answered === undefined) {
-          const url = options.confirmations === 'refuse' ? undefined : options.confirmationLink?.({ tool: name, view })
+          const url = options.confirmations === 'refuse' ? undefined : options.confirmationLink?.({ tool: name, view })?.url
           return checkedResult(withMeta(
             confirmationResult(
               view,
@@ -270,16 +279,52 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
   return server
 }
 
+/**
+ * URL-mode elicitation (a client that declared `elicitation.url` but not `form`): the
+ * server sends the approval link with `elicitation/create`; once the user agreed to open
+ * it, the call waits for the decision made on the page, then sends
+ * `notifications/elicitation/complete`. A declined or cancelled elicitation, or a link
+ * that ends without a decision, denies the call.
+ */
+async function confirmThroughUrl(
+  server: Server,
+  tm: ServableManager,
+  link: ConfirmationLink,
+  view: Extract<CallResult, { status: 'needs_confirmation' }>,
+  signal: AbortSignal,
+  requestId: string | number,
+): Promise<CallResult> {
+  const elicitationId = randomUUID()
+  let accepted = false
+  try {
+    const answer = await server.elicitInput(
+      { mode: 'url', message: `Approve or deny: ${view.summary}`, url: link.url, elicitationId },
+      { signal, relatedRequestId: requestId } as never,
+    )
+    accepted = answer.action === 'accept'
+  } catch {
+    accepted = false
+  }
+  const decided = accepted ? await link.decided(signal) : undefined
+  if (accepted) await server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: requestId } as never)().catch(() => undefined)
+  return decided ?? tm.confirm(view.confirmId, { approve: false })
+}
+
 async function confirmThroughElicitation(
   server: Server,
   tm: ServableManager,
+  tool: string,
   view: Extract<CallResult, { status: 'needs_confirmation' }>,
   options: McpServerOptions,
   signal: AbortSignal,
   requestId: string | number,
 ): Promise<CallResult | undefined> {
   if (options.confirmations === 'refuse') return undefined
-  const elicitation = server.getClientCapabilities()?.elicitation as { form?: unknown } | undefined
+  const elicitation = server.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined
+  if (elicitation !== undefined && elicitation.form === undefined && elicitation.url !== undefined) {
+    const link = options.confirmationLink?.({ tool, view })
+    return link === undefined ? undefined : confirmThroughUrl(server, tm, link, view, signal, requestId)
+  }
   if (elicitation === undefined || elicitation.form === undefined) return undefined
   let approve = false
   try {
