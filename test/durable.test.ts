@@ -340,6 +340,33 @@ describe.each(backends)('two managers on one $name store', (backend) => {
     expect(await tmB.call('slow', {}, { idempotencyKey: 'job-7' })).toMatchObject({ status: 'ok', data: 'done', replayed: true })
     expect(runs.filter((r) => r.startsWith('slow'))).toEqual(['slow'])
     expect(await tmA.call('send', { to: 'x' }, { idempotencyKey: '' })).toMatchObject({ status: 'refused', code: 'invalid_options' })
+
+    // cancelled while its body still runs: the body may yet act, so the key's outcome is unknown (not "cancelled", not run again)
+    let finishBody!: () => void
+    const bodyGate = new Promise<void>((resolve) => (finishBody = resolve))
+    let entered!: () => void
+    const inBody = new Promise<void>((resolve) => (entered = resolve))
+    tmA.register({
+      name: 'stubborn',
+      inputSchema: anyObject,
+      run: async () => {
+        runs.push('stubborn')
+        entered()
+        await bodyGate // ignores its signal
+        return 'late'
+      },
+    })
+    tmB.register({ name: 'stubborn', inputSchema: anyObject, run: () => runs.push('stubborn-b') })
+    const controller = new AbortController()
+    const cancelled = tmA.call('stubborn', {}, { idempotencyKey: 'st-1', signal: controller.signal })
+    await inBody
+    controller.abort()
+    expect(await cancelled).toMatchObject({ status: 'cancelled', by: 'signal' })
+    const retry = await tmB.call('stubborn', {}, { idempotencyKey: 'st-1' })
+    expect(canonicalOf(retry)?.error()?.code).toBe('outcome_unknown')
+    expect(retry).toMatchObject({ status: 'error', kind: 'other' })
+    finishBody()
+    expect(runs.filter((r) => r.startsWith('stubborn'))).toEqual(['stubborn'])
   })
 
   it.skipIf(backend.skip)('a run that never settled is outcome unknown: a retry with its key is not run again, and recover() reports it once (call_end and evidence)', async () => {

@@ -290,7 +290,9 @@ export class Durable {
         return { run: true, ticket: { key: lk, token: begun.token, keyed: key !== undefined } }
       case 'settled': {
         const result = recordedResult(begun.result)
-        return result === undefined ? { run: false, replayed: false, result: unknownOutcomeResult() } : { run: false, replayed: true, result }
+        // a run settled as unknown (it was cancelled or timed out while its body ran) stays unknown
+        if (result === undefined || result.error()?.code === OUTCOME_UNKNOWN) return { run: false, replayed: false, result: unknownOutcomeResult() }
+        return { run: false, replayed: true, result }
       }
       case 'mismatch':
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, 'This idempotency key was used before with a different input') }
