@@ -364,7 +364,14 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         return
       }
       session.lastUsed = Date.now()
-      await session.transport.handleRequest(req, res)
+      session.active++
+      try {
+        // a GET stream counts as use for as long as it is open
+        await session.transport.handleRequest(req, res)
+      } finally {
+        session.active--
+        session.lastUsed = Date.now()
+      }
       return
     }
 
