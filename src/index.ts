@@ -47,6 +47,7 @@ export type { CallResult, CallStatus, CancelledBy, ViewModelFields } from './cor
 export { MAX_VALUE_DEPTH } from './core/json.js'
 export { SchemaError } from './core/validate.js'
 export { TOOL_NAME_PATTERN } from './core/schema-source.js'
+export { defineTool } from './runtime/define.js'
 export type { Issue } from './core/validate.js'
 export type * from './core/types.js'
 export { toModel, toCanonical, wrapUntrusted, pendingText, UNTRUSTED_NOTE, UNTRUSTED_OPEN, UNTRUSTED_CLOSE } from './render/model.js'

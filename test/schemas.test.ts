@@ -6,7 +6,7 @@ import * as v from 'valibot'
 import { z } from 'zod'
 import { z as z3 } from 'zod/v3'
 import * as zm from 'zod/mini'
-import { SchemaError, ToolManager, type Issue, type StandardSchemaV1 } from '../src/index.js'
+import { defineTool, SchemaError, ToolManager, type Issue, type StandardSchemaV1 } from '../src/index.js'
 import { applyDefaults, prepareSchemas } from '../src/core/schema-source.js'
 import { SchemaCompiler } from '../src/core/validate.js'
 
@@ -69,6 +69,12 @@ describe('zod 4', () => {
     const done = await tm.confirm((asked as { confirmId: string }).confirmId, { approve: true })
     expect(done).toMatchObject({ status: 'ok', data: 'HI' })
     expect(seen).toEqual([{ word: 'HI' }])
+  })
+
+  it('defineTool gives the definition back as written, for register', async () => {
+    const def = { name: 'd', inputSchema: z.object({ n: z.number().default(2) }), run: (i: { n: number }) => i.n * 2 }
+    expect(defineTool(def)).toBe(def)
+    expect(await new ToolManager().register(defineTool(def)).call('d', {})).toMatchObject({ status: 'ok', data: 4 })
   })
 
   it('a tool written as a class keeps its methods', async () => {

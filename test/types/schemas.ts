@@ -3,7 +3,7 @@
 import type { StandardSchemaV1 as SpecStandardSchemaV1 } from '@standard-schema/spec'
 import * as v from 'valibot'
 import { z } from 'zod'
-import { ToolManager, type FromJsonSchema, type InputOf, type StandardSchemaV1 } from '../../src/index.js'
+import { defineTool, ToolManager, type FromJsonSchema, type InputOf, type StandardSchemaV1 } from '../../src/index.js'
 
 type Assert<T extends true> = T
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -105,3 +105,16 @@ tm.register({
 
 // the name rule's opt-out
 tm.register({ name: 'dotted.name', inputSchema: { type: 'object' }, run: () => 1 }, { anyName: true })
+
+// defineTool: the same inference apart from register, and the result registers
+const defined = defineTool({
+  name: 'defined',
+  inputSchema: z.object({ q: z.string() }),
+  run: (input) => {
+    const q: string = input.q
+    // @ts-expect-error not in the schema
+    input.other
+    return q
+  },
+})
+tm.register(defined)
