@@ -221,6 +221,14 @@ describe('declaration helpers', () => {
     expect(gemini[0]!.functionDeclarations!.map((d) => d.name)).toEqual(['chart', 'add', 'wait'])
   })
 
+  it('{ only } declares some tools', () => {
+    const tm = manager()
+    expect(openAIChatTools(tm, { only: ['wait', 'add'] }).map((t) => (t.type === 'function' ? t.function.name : ''))).toEqual(['add', 'wait'])
+    expect(anthropicTools(tm, { only: [] })).toEqual([])
+    expect(openAIResponsesTools(tm, { only: ['chart'] }).map((t) => t.name)).toEqual(['chart'])
+    expect(geminiTools(tm, { only: ['nope'] })).toEqual([{ functionDeclarations: [] }])
+  })
+
   it('Gemini gets the subset it reads: references inlined, unions as anyOf, unknown keywords left out', () => {
     const schema = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',

@@ -52,31 +52,45 @@ function objectSchema(schema: JsonSchema): JsonSchemaObject {
   return rest.type === undefined ? { type: 'object', ...rest } : rest
 }
 
+/** Options of a declaration helper. */
+export interface DeclareOptions {
+  /** Declare only these tools (by name, in the manager's order); default: every registered tool. */
+  readonly only?: readonly string[]
+}
+
+function entries(tm: ToolDeclarer, options: DeclareOptions | undefined): readonly ToolManifestEntry[] {
+  const all = tm.manifest()
+  const only = options?.only
+  if (only === undefined) return all
+  const wanted = new Set(only)
+  return all.filter((e) => wanted.has(e.name))
+}
+
 function described(entry: ToolManifestEntry): { readonly description?: string } {
   return entry.description === undefined ? {} : { description: entry.description }
 }
 
 /** The tools as Chat Completions `tools`. */
-export function openAIChatTools(tm: ToolDeclarer): OpenAIChatTool[] {
-  return tm.manifest().map((e) => ({ type: 'function', function: { name: e.name, ...described(e), parameters: objectSchema(e.inputSchema) } }))
+export function openAIChatTools(tm: ToolDeclarer, options?: DeclareOptions): OpenAIChatTool[] {
+  return entries(tm, options).map((e) => ({ type: 'function', function: { name: e.name, ...described(e), parameters: objectSchema(e.inputSchema) } }))
 }
 
 /** The tools as Responses API `tools` (not strict: toolwire validates every call). */
-export function openAIResponsesTools(tm: ToolDeclarer): OpenAIResponsesTool[] {
-  return tm.manifest().map((e) => ({ type: 'function', name: e.name, ...described(e), parameters: objectSchema(e.inputSchema), strict: false }))
+export function openAIResponsesTools(tm: ToolDeclarer, options?: DeclareOptions): OpenAIResponsesTool[] {
+  return entries(tm, options).map((e) => ({ type: 'function', name: e.name, ...described(e), parameters: objectSchema(e.inputSchema), strict: false }))
 }
 
 /** The tools as Anthropic `tools`. */
-export function anthropicTools(tm: ToolDeclarer): AnthropicTool[] {
-  return tm.manifest().map((e) => ({ name: e.name, ...described(e), input_schema: objectSchema(e.inputSchema) as AnthropicTool['input_schema'] }))
+export function anthropicTools(tm: ToolDeclarer, options?: DeclareOptions): AnthropicTool[] {
+  return entries(tm, options).map((e) => ({ name: e.name, ...described(e), input_schema: objectSchema(e.inputSchema) as AnthropicTool['input_schema'] }))
 }
 
 /**
  * The tools as Gemini `tools` (one tool holding every function declaration), each schema
  * converted to the subset Gemini accepts (`toGeminiSchema`).
  */
-export function geminiTools(tm: ToolDeclarer): GeminiTool[] {
-  const functionDeclarations = tm.manifest().map((e) => ({ name: e.name, ...described(e), parametersJsonSchema: toGeminiSchema(e.inputSchema) }))
+export function geminiTools(tm: ToolDeclarer, options?: DeclareOptions): GeminiTool[] {
+  const functionDeclarations = entries(tm, options).map((e) => ({ name: e.name, ...described(e), parametersJsonSchema: toGeminiSchema(e.inputSchema) }))
   return [{ functionDeclarations }]
 }
 

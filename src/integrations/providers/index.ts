@@ -19,6 +19,7 @@ export type { GeminiCallsLike, GeminiFunctionCallLike, GeminiFunctionResponseCon
 export { anthropicTools, geminiTools, openAIChatTools, openAIResponsesTools, toGeminiSchema } from './declare.js'
 export type {
   AnthropicTool,
+  DeclareOptions,
   GeminiFunctionDeclaration,
   GeminiTool,
   JsonSchemaObject,
