@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest'
+import { trace } from '@opentelemetry/api'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { describe, expect, it, vi } from 'vitest'
 import { ToolManager, type ToolEvents } from '../src/index.js'
 
 /** A Standard Schema whose `validate` answers with a promise (as an async refinement does). */
@@ -102,5 +104,26 @@ describe('pipeline', () => {
     expect(await first).toMatchObject({ status: 'ok', data: 'first' })
     expect(await third).toMatchObject({ status: 'ok', data: 'third' })
     expect(ran).toEqual(['first', 'third'])
+  })
+
+  it('a tracer provider registered after the manager made calls: later calls get their spans (asked again after at most 100 ms)', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] })
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    try {
+      const tm = new ToolManager()
+      tm.register({ name: 'traced', inputSchema: { type: 'object' }, run: () => 'ok' })
+      expect(await tm.call('traced', {})).toMatchObject({ status: 'ok' })
+      trace.setGlobalTracerProvider(provider)
+      vi.advanceTimersByTime(150)
+      expect(await tm.call('traced', {}, { callId: 'after' })).toMatchObject({ status: 'ok' })
+      expect(await tm.call('traced', {}, { callId: 'next' })).toMatchObject({ status: 'ok' })
+      const ids = exporter.getFinishedSpans().map((s) => s.attributes['gen_ai.tool.call.id'])
+      expect(ids).toEqual(['after', 'next'])
+    } finally {
+      vi.useRealTimers()
+      await provider.shutdown()
+      trace.disable()
+    }
   })
 })

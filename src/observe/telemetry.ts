@@ -56,6 +56,15 @@ export class CallTracer {
     return this.tracer
   }
 
+  /** Whether spans are made now: a tracer provider is registered (once one is, the tracer is kept). Never throws. */
+  ready(): boolean {
+    try {
+      return this.resolve() !== undefined
+    } catch {
+      return false
+    }
+  }
+
   /** A tracer, or `undefined` when tracing is off or the peer dependency is absent. */
   static create(options: TelemetryOptions | undefined): CallTracer | undefined {
     if (otel === undefined || options?.tracing === false) return undefined

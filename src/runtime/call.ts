@@ -36,6 +36,8 @@ export interface CallStages {
   readonly callStart: Stage<Call>
   /** Start: the call's span. */
   readonly spanStart: Stage<Call>
+  /** Start, while the tracer has no provider: asks now and then whether one was registered (then starts the span). */
+  readonly spanProbe: Stage<Call>
   /** Gate: the permission hooks. */
   readonly permission: Stage<Call>
   /** Gate: the confirmation rule (deferred mode); parks the call when confirmation is needed. */
@@ -835,6 +837,9 @@ export class Call implements ToolContext {
           // telemetry never stops a call
           c.#host.reportError(c.callId, c.#entry.name, err)
         }
+      },
+      spanProbe: (c) => {
+        if (c.#host.tracerReady(c.#startedAt)) stages.spanStart(c)
       },
       permission: (c) => c.#checkPermission(),
       confirmation: (c) => c.#checkConfirmation(),

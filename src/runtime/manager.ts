@@ -100,6 +100,8 @@ export class ToolCallError extends Error {
 }
 
 let managerSeq = 0
+/** How often (ms) a call asks whether a tracer provider was registered, while none is. */
+const TRACER_CHECK_MS = 100
 const SLOTS = 4096
 
 /** The result of a call that cannot run, with the options its view should use. */
@@ -143,6 +145,9 @@ export class ToolManager {
   private seq = 0
   private readonly development: boolean
   private readonly tracer: CallTracer | undefined
+  /** The tracer has a provider: pipelines have span stages (else a probe stage, see `tracerReady`). */
+  private tracerOn = false
+  private tracerCheckedAt = -Infinity
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
   private readonly options: ToolManagerOptions
@@ -167,6 +172,7 @@ export class ToolManager {
     this.host = {
       metrics: this.metricsBuffer,
       tracer: this.tracer,
+      tracerReady: (now) => this.tracerReady(now),
       evidence: this.evidence,
       awaitEvidence: store !== undefined && options.evidence === undefined,
       hasListeners: (event) => this.listeners[event] !== undefined,
@@ -241,11 +247,31 @@ export class ToolManager {
     return {
       callStart: this.listeners.call_start !== undefined,
       callEnd: this.listeners.call_end !== undefined,
-      tracer: this.tracer !== undefined,
+      tracer: this.spans(),
+      tracerProbe: this.tracer !== undefined && !this.tracerOn,
       evidence: this.evidence !== undefined,
       development: this.development,
       store: this.durable !== undefined,
     }
+  }
+
+  /** Whether calls make spans: a tracer whose provider is registered (checked again while none is). */
+  private spans(): boolean {
+    if (this.tracer !== undefined && !this.tracerOn) this.tracerOn = this.tracer.ready()
+    return this.tracerOn
+  }
+
+  /**
+   * While the tracer has no provider, a call asks at most every {@link TRACER_CHECK_MS} whether
+   * one was registered since; when one was, every pipeline gets its span stages.
+   */
+  private tracerReady(now: number): boolean {
+    if (this.tracerOn) return true
+    if (now - this.tracerCheckedAt < TRACER_CHECK_MS) return false
+    this.tracerCheckedAt = now
+    if (!this.spans()) return false
+    this.recompose()
+    return true
   }
 
   /** Recomposes every tool's pipeline (a listener a stage serves came or went). */

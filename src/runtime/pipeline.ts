@@ -13,7 +13,10 @@ import type { Pipeline, Stage, ToolEntry } from './types.js'
 export interface PipelineFeatures {
   readonly callStart: boolean
   readonly callEnd: boolean
+  /** Spans: a tracer with a registered provider. */
   readonly tracer: boolean
+  /** A tracer without a provider yet: a probe stage asks now and then whether one was registered. */
+  readonly tracerProbe: boolean
   readonly evidence: boolean
   readonly development: boolean
   /** A durable store: the ledger gate runs last, before the body, and its settlement after. */
@@ -25,6 +28,7 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   const start: Stage<Call>[] = [STAGES.metricsStart]
   if (features.callStart) start.push(STAGES.callStart)
   if (features.tracer) start.push(STAGES.spanStart)
+  else if (features.tracerProbe) start.push(STAGES.spanProbe)
   const gates: Stage<Call>[] = []
   if (entry.permissionHooks.length !== 0) gates.push(STAGES.permission)
   const rule = entry.def.needsConfirmation

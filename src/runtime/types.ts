@@ -51,6 +51,8 @@ export type ParkKind = 'confirmation' | 'suspension'
 export interface CallHost {
   readonly metrics: MetricsBuffer
   readonly tracer: CallTracer | undefined
+  /** Whether the tracer has a provider now (asked at most every 100 ms while it has none; pipelines are recomposed when it gets one). */
+  tracerReady(now: number): boolean
   readonly evidence: EvidenceStore | undefined
   /** Whether a call's view waits for its evidence record (the evidence goes to the manager's durable store). */
   readonly awaitEvidence: boolean
