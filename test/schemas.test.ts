@@ -339,3 +339,23 @@ describe('defaults and __proto__', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 })
+
+describe('tool names from an MCP server', () => {
+  it('a dotted name fails the import with a clear error, and imports with { anyName: true }', async () => {
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js')
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+    const { importMcpTools } = await import('../src/mcp/client.js')
+    const server = new McpServer({ name: 'peer', version: '1.0.0' })
+    server.registerTool('files.read', { inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'read' }] }))
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 'importer', version: '1.0.0' })
+    await client.connect(b)
+    await expect(importMcpTools(client, new ToolManager())).rejects.toThrow(/"files\.read" is not one every provider accepts/)
+    const tm = new ToolManager()
+    await importMcpTools(client, tm, { anyName: true })
+    expect(await tm.call('files.read', {})).toMatchObject({ status: 'ok', data: 'read' })
+    await client.close()
+  })
+})

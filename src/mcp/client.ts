@@ -122,6 +122,11 @@ export interface ImportMcpToolsOptions {
   readonly requestTimeoutMs?: number
   /** Replace same-named tools already registered in the manager. */
   readonly replace?: boolean
+  /**
+   * Register names outside the rule every model provider accepts (`^[a-zA-Z0-9_-]{1,64}$`),
+   * such as MCP's dotted names; without it such a name fails the import.
+   */
+  readonly anyName?: boolean
 }
 
 function hintsOf(tool: Tool, untrusted: boolean | undefined): ToolHints {
@@ -218,6 +223,6 @@ export async function importMcpTools(
       if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as JsonSchema
       return definition
     })
-  if (tm !== undefined) for (const def of definitions) tm.register(def, { replace: options.replace === true })
+  if (tm !== undefined) for (const def of definitions) tm.register(def, { replace: options.replace === true, anyName: options.anyName === true })
   return definitions
 }
