@@ -55,8 +55,7 @@ pub fn render_tables() -> BindingRenderTables {
 /// A malformed document throws.
 #[napi]
 pub fn model_view_json(result_json: String) -> Result<String> {
-    let view = parse(&result_json)?.to_model();
-    serde_json::to_string(&view).map_err(invalid_arg)
+    Ok(toolwire::to_js_json(&parse(&result_json)?.to_model()))
 }
 
 /// One provider's tool-result message of a wire document, as JSON text. `wire` is one of
@@ -81,5 +80,5 @@ pub fn render_wire_json(
         "mcp" => adapters::to_mcp(&result),
         other => return Err(invalid_arg(format!("unknown wire {other:?}"))),
     };
-    Ok(value.to_string())
+    Ok(toolwire::to_js_json(&value))
 }

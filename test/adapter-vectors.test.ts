@@ -1,6 +1,6 @@
 // The model view and every wire adapter, checked against test/vectors/adapters/: the
 // Rust crate (crates/toolwire/tests/adapters.rs) reads the same files and must give the
-// same bytes. TOOLWIRE_WRITE_VECTORS=1 rewrites the expected texts from this side.
+// same bytes. TOOLWIRE_WRITE_VECTORS=1 rewrites the expected texts from the core (the specification).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { toAnthropic, toGemini, toMcp, toOpenAIChat, toOpenAIResponses } from '../src/render/index.js'
 import { toModel } from '../src/render/model.js'
 import { ToolResult } from '../src/core/result.js'
+import { modelViewJson, renderWireJson } from '../src/core/native.js'
 
 const vectors = join(import.meta.dirname, 'vectors')
 const validDir = join(vectors, 'valid')
@@ -45,6 +46,17 @@ function render(result: ToolResult, o: Options): Omit<AdapterVector, 'input' | '
   }
 }
 
+function renderByCore(doc: string, o: Options): Omit<AdapterVector, 'input' | 'options'> {
+  return {
+    model: modelViewJson(doc),
+    openai_chat: renderWireJson('openai_chat', doc, o.toolCallId),
+    openai_responses: renderWireJson('openai_responses', doc, o.toolCallId),
+    anthropic: renderWireJson('anthropic', doc, o.toolUseId),
+    gemini: renderWireJson('gemini', doc, o.id, o.name),
+    mcp: renderWireJson('mcp', doc),
+  }
+}
+
 const inputs = readdirSync(validDir)
   .filter((f) => f.endsWith('.json'))
   .sort()
@@ -58,8 +70,8 @@ describe('adapter vectors (shared with the Rust crate)', () => {
         const options: Options = input.startsWith('skipped')
           ? { toolCallId: 'call_1', toolUseId: 'toolu_1', name: 'lookup' }
           : { toolCallId: 'call_1', toolUseId: 'toolu_1', name: 'lookup', id: 'call_1' }
-        const result = ToolResult.fromJSON(readFileSync(join(validDir, input), 'utf8'))
-        const vector: AdapterVector = { input, options, ...render(result, options) }
+        // written from the core, the specification (docs/wire-format.md); this side must then match it
+        const vector: AdapterVector = { input, options, ...renderByCore(readFileSync(join(validDir, input), 'utf8'), options) }
         writeFileSync(join(adapterDir, input), `${JSON.stringify(vector, null, 2)}\n`)
       }
     }

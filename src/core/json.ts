@@ -87,9 +87,19 @@ function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue
   }
 }
 
+/**
+ * While `hide` is set (by `toFrozenJsonHiding`), a member whose key it names is `hidden`
+ * in the copy, its value never read (so its getter or `toJSON` cannot leak it).
+ */
+let hide: ((key: string) => boolean) | undefined
+let hidden: JsonValue = null
+
 function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefined {
   let value = input
-  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+  if (
+    ((typeof value === 'object' && value !== null) || typeof value === 'bigint') &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  ) {
     value = (value as { toJSON(key: string): unknown }).toJSON(key)
   }
   switch (typeof value) {
@@ -135,6 +145,10 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     for (const k in obj) {
       if (!hasOwn(obj, k)) continue
       spend(1, stack, key)
+      if (hide !== undefined && hide(k)) {
+        setOwn(copy, wellFormed(k), hidden)
+        continue
+      }
       const v: unknown = (obj as Record<string, unknown>)[k]
       const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
       if (item !== undefined) setOwn(copy, wellFormed(k), item)
@@ -173,14 +187,41 @@ export function toFrozenJson(value: unknown): JsonValue {
   // one shared stack, unless a toJSON re-enters while it is in use
   const stack = active === 0 ? sharedStack : []
   if (active === 0) budget = MAX_VALUES // a toJSON that re-enters spends from the outer walk's budget
+  const outerHide = hide // a toJSON inside a hiding walk gets a plain copy here
+  hide = undefined
   active++
   let out: JsonValue | undefined
   try {
     out = walk('', value, stack)
   } finally {
     active--
+    hide = outerHide
     if (stack.length !== 0) stack.length = 0 // only after a throw: a walk pops what it pushes
   }
   if (out === undefined) throw new NotJsonError('the value has no JSON form')
   return out
+}
+
+/**
+ * `toFrozenJson(value)` with the value of every member whose key `hideKey` names replaced
+ * by `replacement`, unread; the same walk, limits and errors. A top-level value that has
+ * no JSON form (`undefined`, a function) is `null`. Redaction (`redact.ts`) is this walk.
+ * @throws NotJsonError as `toFrozenJson` does.
+ */
+export function toFrozenJsonHiding(value: unknown, hideKey: (key: string) => boolean, replacement: JsonValue): JsonValue {
+  const outerHide = hide
+  const outerHidden = hidden
+  const outerBudget = budget // its own budget: a toJSON that hides again does not spend from its caller's walk
+  hide = hideKey
+  hidden = replacement
+  budget = MAX_VALUES
+  active++ // a toFrozenJson inside (from a toJSON) walks with a stack of its own
+  try {
+    return walk('', value, []) ?? null
+  } finally {
+    active--
+    hide = outerHide
+    hidden = outerHidden
+    budget = outerBudget
+  }
 }

@@ -1,10 +1,11 @@
 /**
  * Redaction of sensitive fields: `password`, names starting `cc-`, and names the app
  * declares. Redaction works on a value's JSON form (after `toJSON`), so a secret that a
- * `toJSON()` puts under a sensitive name is redacted like any other.
+ * `toJSON()` puts under a sensitive name is redacted like any other. The walk is
+ * `toFrozenJson`'s (json.ts): one walker, one set of limits.
  */
 import type { FieldChange, JsonValue } from './types.js'
-import { MAX_VALUE_DEPTH, MAX_VALUES } from './json.js'
+import { toFrozenJsonHiding } from './json.js'
 
 /** What a redacted value shows. */
 export const REDACTED = '[redacted]'
@@ -37,62 +38,6 @@ export function isSensitivePath(path: string, extra: ReadonlySet<string> | undef
   return false
 }
 
-const { getPrototypeOf, keys } = Object
-/** Values left in the budget of the current walk. */
-let budget = MAX_VALUES
-
-function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefined, stack: object[]): JsonValue | undefined {
-  let value = input
-  if (
-    ((typeof value === 'object' && value !== null) || typeof value === 'bigint') &&
-    typeof (value as { toJSON?: unknown }).toJSON === 'function'
-  ) {
-    value = (value as { toJSON(key: string): unknown }).toJSON(key)
-  }
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value
-    case 'number':
-      return Number.isFinite(value) ? value : null
-    case 'bigint':
-      throw new TypeError('a BigInt has no JSON form')
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined
-  }
-  if (value === null) return null
-  const obj = value as object
-  const proto = getPrototypeOf(obj)
-  if (proto !== Object.prototype && proto !== Array.prototype && (obj instanceof Number || obj instanceof String || obj instanceof Boolean)) {
-    return walk(key, obj.valueOf(), extra, stack)
-  }
-  if (stack.includes(obj)) throw new TypeError('a cycle has no JSON form')
-  if (stack.length >= MAX_VALUE_DEPTH) throw new TypeError(`nested deeper than ${MAX_VALUE_DEPTH} levels`)
-  // counted along every path, as toFrozenJson counts: shared sub-objects cannot make this exponential
-  if ((budget -= Array.isArray(obj) ? obj.length : keys(obj).length) < 0) throw new TypeError(`more than ${MAX_VALUES} values`)
-  stack.push(obj)
-  let out: JsonValue
-  if (Array.isArray(obj)) {
-    const arr: JsonValue[] = new Array<JsonValue>(obj.length)
-    for (let i = 0; i < arr.length; i++) arr[i] = walk(String(i), (obj as unknown[])[i], extra, stack) ?? null
-    out = Object.freeze(arr)
-  } else {
-    const copy: Record<string, JsonValue> = {}
-    for (const k of keys(obj)) {
-      // a sensitive field's value is never read: its getter or toJSON cannot leak it
-      const item = isSensitive(k, extra) ? REDACTED : walk(k, (obj as Record<string, unknown>)[k], extra, stack)
-      if (item === undefined) continue
-      if (k === '__proto__') Object.defineProperty(copy, k, { value: item, enumerable: true, writable: true, configurable: true })
-      else copy[k] = item
-    }
-    out = Object.freeze(copy)
-  }
-  stack.pop()
-  return out
-}
-
 /**
  * A deeply frozen copy of `value`'s JSON form (as `JSON.stringify` would see it: `toJSON`
  * applied, functions and `undefined` dropped) with every sensitive field's value replaced
@@ -101,14 +46,11 @@ function walk(key: string, input: unknown, extra: ReadonlySet<string> | undefine
  * over `MAX_VALUE_DEPTH`, more than `MAX_VALUES` values), is shown as `'[redacted]'` as a whole.
  */
 export function redact(value: unknown, extra?: ReadonlySet<string>): JsonValue {
-  const outer = budget // a toJSON that redacts again spends from its own budget
-  budget = MAX_VALUES
   try {
-    return walk('', value, extra, []) ?? null
+    // toFrozenJson's own walk, a sensitive member's value replaced unread
+    return toFrozenJsonHiding(value, (key) => isSensitive(key, extra), REDACTED)
   } catch {
     return REDACTED
-  } finally {
-    budget = outer
   }
 }
 

@@ -69,15 +69,19 @@ export function toolError(kind: ToolErrorKind, message: string, options: ToolErr
  * @example refusalError('not_allowed', 'Only owners can publish')
  */
 export function refusalError(code: string, message: string, details?: JsonValue): ToolExecutionError {
-  code = checkString(code, 'a refusal code')
+  return refusalOf(checkString(code, 'a refusal code'), message, details)
+}
+
+/** A refusal with or without a code (the wire allows both; `refusalError` always gives one). */
+function refusalOf(code: string | undefined, message: string, details: JsonValue | undefined): ToolExecutionError {
   if (typeof message !== 'string') throw typeError(`a refusal message must be a string, got ${describe(message)}`)
   const error: { -readonly [K in keyof ToolExecutionError]: ToolExecutionError[K] } = {
     kind: 'permission_denied',
     message: wellFormed(message),
-    code,
     retryable: false,
     refusal: true,
   }
+  if (code !== undefined) error.code = code
   if (details !== undefined) error.details = toFrozenJson(details)
   return made(Object.freeze(error))
 }
@@ -100,7 +104,7 @@ function checkError(error: unknown): ToolExecutionError {
   const details = e.details === undefined ? undefined : (e.details as JsonValue)
   if (e.refusal === true) {
     if (e.kind !== 'permission_denied' || e.retryable === true) throw typeError('a refusal has kind "permission_denied" and is not retryable')
-    return refusalError(typeof e.code === 'string' ? e.code : 'refused', e.message, details)
+    return refusalOf(e.code === undefined ? undefined : checkString(e.code, 'a refusal code'), e.message, details)
   }
   const options: { -readonly [K in keyof ToolErrorOptions]: ToolErrorOptions[K] } = {}
   if (e.code !== undefined) options.code = checkString(e.code, 'an error code')

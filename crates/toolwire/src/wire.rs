@@ -130,8 +130,159 @@ impl ToolResult {
     /// );
     /// ```
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a ToolResult always serializes")
+        to_js_json(self)
     }
+}
+
+/// JSON text of `value` with every number written as JavaScript's `JSON.stringify`
+/// writes it (ECMAScript `Number::toString`, the number form of RFC 8785): `1e-7`,
+/// `0.000001`, `1e+21`, `1` for `1.0`, and an integer beyond ±2^53 as the double nearest
+/// to it. The Node.js package serializes with `JSON.stringify`, so this is what makes
+/// the two languages write the same bytes.
+///
+/// ```
+/// let text = toolwire::to_js_json(&serde_json::json!([1.0, 1e-6, 1e-7, 1e21, 9007199254740993u64]));
+/// assert_eq!(text, "[1,0.000001,1e-7,1e+21,9007199254740992]");
+/// // exactly halfway between two shortest forms: the even one, as JavaScript writes it
+/// assert_eq!(toolwire::to_js_json(&217462534417106.625), "217462534417106.62");
+/// ```
+pub fn to_js_json<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(128);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsNumbers);
+    value
+        .serialize(&mut ser)
+        .expect("toolwire values always serialize");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's compact formatter with JavaScript's number forms.
+struct JsNumbers;
+
+/// The largest integer a double holds exactly (2^53).
+const EXACT: u64 = 1 << 53;
+
+impl serde_json::ser::Formatter for JsNumbers {
+    fn write_i64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: i64) -> std::io::Result<()> {
+        if v.unsigned_abs() <= EXACT {
+            write!(w, "{v}")
+        } else {
+            w.write_all(js_number(v as f64).as_bytes())
+        }
+    }
+
+    fn write_u64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: u64) -> std::io::Result<()> {
+        if v <= EXACT {
+            write!(w, "{v}")
+        } else {
+            w.write_all(js_number(v as f64).as_bytes())
+        }
+    }
+
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        w.write_all(js_number(v).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        w.write_all(js_number(f64::from(v)).as_bytes())
+    }
+}
+
+/// The shortest digits that read back as `v` (> 0) and the decimal exponent of the first,
+/// chosen as ECMAScript chooses: the closest to `v`, and of two equally close the even one.
+fn shortest_digits(v: f64) -> (String, i64) {
+    let (mut digits, exp) = split_sci(&format!("{v:e}"));
+    // two shortest candidates can only both read back as `v` at 16 or 17 digits
+    if digits.len() >= 16 {
+        if let Some(even) = even_of_tie(v, &digits, exp) {
+            digits = even;
+        }
+    }
+    (digits, exp)
+}
+
+fn split_sci(sci: &str) -> (String, i64) {
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
+    let digits = mantissa.chars().filter(|c| *c != '.').collect();
+    (
+        digits,
+        exp.parse().expect("{:e} writes an integer exponent"),
+    )
+}
+
+/// When `v` lies exactly halfway between two `digits.len()`-digit candidates that both
+/// read back as `v`, the even one (Rust rounds such a tie up, ECMAScript to even).
+fn even_of_tie(v: f64, digits: &str, exp: i64) -> Option<String> {
+    let k = digits.len();
+    // every digit of `v` (a double has at most 767 significant decimal digits)
+    let (exact, exact_exp) = split_sci(&format!("{v:.780e}"));
+    if exact_exp != exp {
+        return None;
+    }
+    let (low, rest) = exact.split_at(k);
+    if !rest.starts_with('5') || !rest[1..].bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let high = increment(low)?;
+    let even = if low.as_bytes()[k - 1] % 2 == 0 {
+        low.to_owned()
+    } else {
+        high
+    };
+    let reads_back = format!("{}.{}e{exp}", &even[..1], &even[1..]).parse::<f64>() == Ok(v);
+    (even != digits && reads_back).then_some(even)
+}
+
+/// `digits` plus one in the last place, or `None` when that needs another digit.
+fn increment(digits: &str) -> Option<String> {
+    let mut bytes = digits.as_bytes().to_vec();
+    for b in bytes.iter_mut().rev() {
+        if *b == b'9' {
+            *b = b'0';
+        } else {
+            *b += 1;
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
+}
+
+/// ECMAScript `Number::toString(v)` for a finite `v` (`null` otherwise, as `JSON.stringify`).
+fn js_number(v: f64) -> String {
+    if !v.is_finite() {
+        return "null".to_owned();
+    }
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let (digits, exp) = shortest_digits(v.abs());
+    let k = digits.len() as i64;
+    let n = exp + 1;
+    let mut out = String::with_capacity(k as usize + 8);
+    if v < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n - 1 < 0 { '-' } else { '+' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
 }
 
 #[derive(Serialize)]
