@@ -761,9 +761,13 @@ async function runCall(d: CallCase): Promise<string[]> {
   // body that never settles, even aborted, may keep its slot: the limit counts running bodies)
   const mayHoldSlot = neverSettles(d.body) && probe.n > 0
   if (d.call.name === 'registered' && !d.call.options.startsWith('hostile') && d.call.options !== 'proxyOptions' && !mayHoldSlot) {
+    // the body's first run is the one that misbehaves (later runs answer at once): when the first
+    // call never started it (refused, invalid, cancelled first), the second call's timeout is its
+    // own body hanging, not a slot that was kept
+    const runsBefore = probe.n
     const second = await Promise.race([tm.call(name, input, { timeoutMs: 500 }), sleep(1500).then(() => 'late' as const)])
     if (second === 'late') v.push('leak: a second call of the tool did not settle')
-    else if (second.status === 'error' && second.kind === 'timeout' && probe.n > 0) v.push('leak: a second call of the tool waited for a slot until it timed out')
+    else if (second.status === 'error' && second.kind === 'timeout' && probe.n === runsBefore) v.push('leak: a second call of the tool waited for a slot until it timed out')
     await sleep(2)
   }
   try {
