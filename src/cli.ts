@@ -19,6 +19,7 @@ import type { ServableManager } from './mcp/meta.js'
 import type { ServeStdioOptions } from './mcp/stdio.js'
 import type { HttpMcpServer, ServeHttpOptions } from './mcp/http.js'
 import type { CallResult } from './core/view.js'
+import type { ToolStore } from './runtime/store/types.js'
 
 interface Runtime {
   readonly ToolManager: new (options?: ToolManagerOptions) => ToolManager
@@ -27,6 +28,7 @@ interface Runtime {
   readonly serveHttp: (tm: ServableManager, options?: ServeHttpOptions) => Promise<HttpMcpServer>
   readonly loadToolModule: (specifier: string, make: () => ToolManager, cwd?: string) => Promise<ServableManager>
   readonly toolwireVersion: () => string
+  readonly openStore: (spec: string) => Promise<ToolStore>
 }
 
 /** Exit codes of `toolwire call`, by the status of the application view. */
@@ -66,6 +68,11 @@ Options:
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
                     (for the approval links of calls that need confirmation)
+  --store <store>   serve: a durable store shared by instances: sqlite:<file>
+                    or postgres://user@host:port/db (default: TOOLWIRE_STORE);
+                    TOOLWIRE_APPROVAL_SECRET (16+ bytes, same on every instance)
+                    signs confirmations and approval links (required with --http),
+                    TOOLWIRE_STORE_KEY (32 bytes, hex or base64) seals parked input
   -h, --help        show this help
   -v, --version     show the version
 
@@ -81,7 +88,17 @@ async function loadRuntime(): Promise<Runtime> {
     serveHttp: mcp.serveHttp,
     loadToolModule: mcp.loadToolModule,
     toolwireVersion: mcp.toolwireVersion,
+    openStore,
   }
+}
+
+/** A store from `--store`: `sqlite:<file>` (or a path ending in .db/.sqlite) or `postgres://…`. */
+async function openStore(spec: string): Promise<ToolStore> {
+  const store = await import('./runtime/store/index.js')
+  if (/^postgres(ql)?:\/\//i.test(spec)) return store.openPostgresStore({ connectionString: spec })
+  const path = spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : /\.(db|sqlite3?)$/i.test(spec) ? spec : undefined
+  if (path === undefined || path === '') throw new UsageError(`--store takes sqlite:<file> or postgres://…, got ${JSON.stringify(spec)}`)
+  return store.openSqliteStore({ path: resolve(path) })
 }
 
 class UsageError extends Error {}
@@ -100,6 +117,7 @@ interface Parsed {
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
   readonly publicUrl: string | undefined
+  readonly store: string | undefined
   readonly help: boolean
   readonly version: boolean
 }
@@ -124,6 +142,7 @@ function parse(argv: readonly string[]): Parsed {
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
         'public-url': { type: 'string' },
+        store: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -145,18 +164,25 @@ function parse(argv: readonly string[]): Parsed {
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
     publicUrl: values['public-url'] as string | undefined,
+    store: values.store as string | undefined,
     help: values.help === true,
     version: values.version === true,
   }
 }
 
-async function managerFor(rt: Runtime, module: string | undefined, root: string | undefined): Promise<ServableManager> {
+async function managerFor(rt: Runtime, module: string | undefined, root: string | undefined, options: ToolManagerOptions = {}): Promise<ServableManager> {
   if (module !== undefined) {
+    let made: ToolManager | undefined
+    let tm: ServableManager
     try {
-      return await rt.loadToolModule(module, () => new rt.ToolManager())
+      tm = await rt.loadToolModule(module, () => (made = new rt.ToolManager(options)))
     } catch (err) {
       throw new UsageError(`cannot load tool module ${module}: ${(err as Error).message}`)
     }
+    if (options.store !== undefined && tm !== made) {
+      throw new UsageError(`--store: ${module} exports its own ToolManager; give it the store there (new ToolManager({ store, approvalSecret })), or export a list of tools`)
+    }
+    return tm
   }
   let tools: ToolDefinition<never>[]
   try {
@@ -164,7 +190,7 @@ async function managerFor(rt: Runtime, module: string | undefined, root: string 
   } catch (err) {
     throw new UsageError(`cannot open the sandbox root ${root ?? '.'}: ${(err as Error).message}`)
   }
-  const tm = new rt.ToolManager()
+  const tm = new rt.ToolManager(options)
   for (const tool of tools) tm.register(tool)
   return tm
 }
@@ -233,19 +259,55 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
   }
   if (p.publicUrl !== undefined && !/^https?:\/\/[^/]+/i.test(p.publicUrl)) throw new UsageError('--public-url takes an http(s) URL')
   const listen = p.http === undefined ? undefined : parseListen(p.http)
-  const tm = await managerFor(rt, module, p.root)
-  const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
-  const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
-  if (listen !== undefined) return serveOverHttp(rt, tm, p, listen, what, debug, io)
-  const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
-  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (stdio); end the input to stop\n`)
-  const stop = (): void => {
-    process.stdin.destroy()
+  const durable = await durableOptions(rt, p, listen !== undefined)
+  try {
+    const tm = await managerFor(rt, module, p.root, durable ?? {})
+    const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
+    const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
+    if (listen !== undefined) return await serveOverHttp(rt, tm, p, listen, what, debug, io, durable)
+    const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
+    io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (stdio${durable === undefined ? '' : `, ${durable.store.kind} store`}); end the input to stop\n`)
+    const stop = (): void => {
+      process.stdin.destroy()
+    }
+    process.once('SIGTERM', stop)
+    await closed
+    process.off('SIGTERM', stop)
+    return 0
+  } finally {
+    await durable?.store.close().catch(() => undefined)
   }
-  process.once('SIGTERM', stop)
-  await closed
-  process.off('SIGTERM', stop)
-  return 0
+}
+
+interface DurableServe {
+  readonly store: ToolStore
+  readonly approvalSecret?: string
+  readonly storeKey?: string
+}
+
+/** The store of `--store` (or TOOLWIRE_STORE), with TOOLWIRE_APPROVAL_SECRET and TOOLWIRE_STORE_KEY. */
+async function durableOptions(rt: Runtime, p: Parsed, http: boolean): Promise<DurableServe | undefined> {
+  const env = (name: string): string | undefined => {
+    const v = process.env[name]
+    return v === undefined || v === '' ? undefined : v
+  }
+  const spec = p.store ?? env('TOOLWIRE_STORE')
+  if (spec === undefined) return undefined
+  const approvalSecret = env('TOOLWIRE_APPROVAL_SECRET')
+  const storeKey = env('TOOLWIRE_STORE_KEY')
+  if (approvalSecret === undefined && http) {
+    throw new UsageError('--store with --http needs TOOLWIRE_APPROVAL_SECRET (at least 16 bytes, the same on every instance): it signs confirmations and seals approval links')
+  }
+  if (approvalSecret !== undefined && Buffer.byteLength(approvalSecret) < 16) throw new UsageError('TOOLWIRE_APPROVAL_SECRET must be at least 16 bytes')
+  let store: ToolStore
+  try {
+    store = await rt.openStore(spec)
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    // the connection string may carry a password: only the kind of store is named
+    throw new UsageError(`cannot open the store (${spec.split(':')[0]}): ${(err as Error).message}`)
+  }
+  return { store, ...(approvalSecret === undefined ? {} : { approvalSecret }), ...(storeKey === undefined ? {} : { storeKey }) }
 }
 
 /** `[host:]port`: `8808`, `0.0.0.0:8808`, `[::1]:8808`. */
@@ -265,6 +327,7 @@ async function serveOverHttp(
   what: string,
   debug: boolean,
   io: { err: (s: string) => void },
+  durable: DurableServe | undefined,
 ): Promise<number> {
   const envToken = process.env.TOOLWIRE_TOKEN
   const token = p.token ?? (envToken === undefined || envToken === '' ? undefined : envToken)
@@ -278,6 +341,7 @@ async function serveOverHttp(
       allowedOrigins: p.allowOrigins,
       metricsPublic: p.metricsPublic,
       ...(p.publicUrl === undefined ? {} : { publicUrl: p.publicUrl }),
+      ...(durable?.approvalSecret === undefined ? {} : { store: durable.store, approvalSecret: durable.approvalSecret }),
       onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
     })
   } catch (err) {
@@ -285,7 +349,8 @@ async function serveOverHttp(
   }
   const mode = p.stateless ? 'stateless' : 'sessions'
   const auth = token === undefined ? 'no token' : 'bearer token required'
-  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (Streamable HTTP, ${mode}, ${auth}) at ${served.url}\n`)
+  const stored = durable === undefined ? '' : `, ${durable.store.kind} store`
+  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (Streamable HTTP, ${mode}, ${auth}${stored}) at ${served.url}\n`)
   await new Promise<void>((resolveStop) => {
     const stop = (): void => {
       process.off('SIGTERM', stop)

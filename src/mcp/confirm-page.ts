@@ -3,13 +3,21 @@
  * ask the user itself, gets a single-use approval URL (`/confirm/<secret>`) where a
  * person sees the tool, its summary and its redacted changes, and approves or denies it.
  *
- * State is in this process (a `Map`): the link works on the instance that made it, until
- * it is used, the confirmation is answered another way, or it expires. No MCP SDK import.
+ * `ConfirmationPages` keeps its links in this process (a `Map`): a link works on the
+ * instance that made it, until it is used, the confirmation is answered another way, or it
+ * expires. `SharedConfirmationPages` (a manager with a durable store, and the approval
+ * secret its instances share) keeps nothing in memory that a link needs: the link carries
+ * its page, sealed (AES-256-GCM under a key derived from the secret), the CSRF token is an
+ * HMAC of the link under the secret, and whether the link is still good is the parked
+ * call's state in the store, whose claim makes it single-use across instances. No MCP SDK import.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import type { CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
+import type { ToolStore } from '../runtime/store/types.js'
+import { verifyApproval } from '../runtime/store/approval.js'
 import type { ServableManager } from './meta.js'
 
 /** What the page shows of a call waiting for confirmation. */
@@ -83,6 +91,65 @@ function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
     req.on('end', () => resolve(over ? undefined : new URLSearchParams(Buffer.concat(chunks).toString('utf8'))))
     req.on('error', reject)
   })
+}
+
+interface PageEntry {
+  readonly tool: string
+  readonly summary: string
+  readonly changes: readonly FieldChange[] | undefined
+  readonly expiresAt: number
+}
+
+/** The page of a link still good: the call, its changes, Approve and Deny. */
+function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string): void {
+  const changes =
+    entry.changes === undefined || entry.changes.length === 0
+      ? ''
+      : '<h2>Changes</h2><table><thead><tr><th>field</th><th>before</th><th>after</th></tr></thead><tbody>' +
+        entry.changes.map((c) => `<tr><td><code>${escapeHtml(c.path)}</code></td><td>${escapeHtml(shown(c.before))}</td><td>${escapeHtml(shown(c.after))}</td></tr>`).join('') +
+        '</tbody></table>'
+  page(
+    res,
+    200,
+    'Confirm a tool call',
+    `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
+      `<p id="summary" style="font-size:1.2rem">${escapeHtml(entry.summary)}</p>${changes}` +
+      `<form method="post"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">` +
+      '<button id="approve" type="submit" name="decision" value="approve">Approve</button>' +
+      '<button id="deny" type="submit" name="decision" value="deny">Deny</button></form>' +
+      `<p><small>This link works once and expires at ${new Date(entry.expiresAt).toISOString()}.</small></p>`,
+  )
+}
+
+function gonePage(res: ServerResponse): void {
+  page(res, 410, 'This link is no longer valid', '<p>It was already used, the call was answered another way, or it expired. Nothing was run from this page.</p>')
+}
+
+function outcomePage(res: ServerResponse, approve: boolean, summary: string, view: CallResult): void {
+  const outcome =
+    view.status === 'refused'
+      ? `<p>Not run: <code id="outcome">${escapeHtml(view.code)}</code> (${escapeHtml(view.message)}).</p>`
+      : `<p>The call ran: <code id="outcome">${escapeHtml(view.status)}</code>.</p>`
+  page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${escapeHtml(summary)}</p>${outcome}<p>You can close this page.</p>`)
+}
+
+/** The decision of a POST whose form carries `csrf`; `undefined` once it has answered 405 or 403. */
+async function readDecision(req: IncomingMessage, res: ServerResponse, expectedCsrf: string): Promise<'approve' | 'deny' | undefined> {
+  if (req.method !== 'POST') {
+    req.resume()
+    res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' })
+    res.end('method not allowed\n')
+    return undefined
+  }
+  const type = req.headers['content-type'] ?? ''
+  const form = type.startsWith('application/x-www-form-urlencoded') ? await readForm(req) : (req.resume(), undefined)
+  const csrf = form?.get('csrf') ?? ''
+  const decision = form?.get('decision')
+  if (form === undefined || !sameSecret(csrf, expectedCsrf) || (decision !== 'approve' && decision !== 'deny')) {
+    page(res, 403, 'Not accepted', '<p>The form was not sent from this page. Open the link again.</p>')
+    return undefined
+  }
+  return decision
 }
 
 /** Options of `ConfirmationPages`. */
@@ -194,42 +261,15 @@ export class ConfirmationPages {
     if (entry === undefined || entry.expiresAt < Date.now()) {
       if (entry !== undefined) this.drop(secret)
       if (req.method === 'POST') req.resume()
-      page(res, 410, 'This link is no longer valid', '<p>It was already used, the call was answered another way, or it expired. Nothing was run from this page.</p>')
+      gonePage(res)
       return
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
-      const changes =
-        entry.changes === undefined || entry.changes.length === 0
-          ? ''
-          : '<h2>Changes</h2><table><thead><tr><th>field</th><th>before</th><th>after</th></tr></thead><tbody>' +
-            entry.changes.map((c) => `<tr><td><code>${escapeHtml(c.path)}</code></td><td>${escapeHtml(shown(c.before))}</td><td>${escapeHtml(shown(c.after))}</td></tr>`).join('') +
-            '</tbody></table>'
-      page(
-        res,
-        200,
-        'Confirm a tool call',
-        `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
-          `<p id="summary" style="font-size:1.2rem">${escapeHtml(entry.summary)}</p>${changes}` +
-          `<form method="post"><input type="hidden" name="csrf" value="${entry.csrf}">` +
-          '<button id="approve" type="submit" name="decision" value="approve">Approve</button>' +
-          '<button id="deny" type="submit" name="decision" value="deny">Deny</button></form>' +
-          `<p><small>This link works once and expires at ${new Date(entry.expiresAt).toISOString()}.</small></p>`,
-      )
+      confirmPage(res, entry, entry.csrf)
       return
     }
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' })
-      res.end('method not allowed\n')
-      return
-    }
-    const type = req.headers['content-type'] ?? ''
-    const form = type.startsWith('application/x-www-form-urlencoded') ? await readForm(req) : (req.resume(), undefined)
-    const csrf = form?.get('csrf') ?? ''
-    const decision = form?.get('decision')
-    if (form === undefined || !sameSecret(csrf, entry.csrf) || (decision !== 'approve' && decision !== 'deny')) {
-      page(res, 403, 'Not accepted', '<p>The form was not sent from this page. Open the link again.</p>')
-      return
-    }
+    const decision = await readDecision(req, res, entry.csrf)
+    if (decision === undefined) return
     // single use: gone before anything runs, whatever happens next (its waiters stay until the result)
     const waiting = this.waiters.get(secret)
     this.waiters.delete(secret)
@@ -244,10 +284,230 @@ export class ConfirmationPages {
       return
     }
     for (const resolve of waiting ?? []) resolve(view)
-    const outcome =
-      view.status === 'refused'
-        ? `<p>Not run: <code id="outcome">${escapeHtml(view.code)}</code> (${escapeHtml(view.message)}).</p>`
-        : `<p>The call ran: <code id="outcome">${escapeHtml(view.status)}</code>.</p>`
-    page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${escapeHtml(entry.summary)}</p>${outcome}<p>You can close this page.</p>`)
+    outcomePage(res, approve, entry.summary, view)
+  }
+}
+
+/** What `serveHttp` uses of its approval links, kept in this process or shared through a store. */
+export interface ConfirmationLinks {
+  open(input: ConfirmationLinkInput): string
+  decided(path: string, signal: AbortSignal): Promise<CallResult | undefined>
+  handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void>
+  close(): void
+}
+
+/** Options of `SharedConfirmationPages`. */
+export interface SharedConfirmationPagesOptions extends ConfirmationPagesOptions {
+  /** The manager's durable store: the parked confirmation's state there decides whether a link is still good. */
+  readonly store: ToolStore
+  /** The secret every instance shares (the manager's `approvalSecret`, at least 16 bytes): it seals the links and makes their CSRF tokens. */
+  readonly secret: string | Uint8Array
+  /** How often a page decision made on another instance is looked for in the store, in ms (default 1000). */
+  readonly pollMs?: number
+}
+
+/** A sealed link's content: what the page shows and what `tm.confirm` takes. */
+interface SealedEntry extends PageEntry {
+  /** The `confirmId` the manager handed out (a signed token with an approval secret). */
+  readonly handle: string
+  /** The parked confirmation's id in the store. */
+  readonly id: string
+}
+
+const SEAL_VERSION = 'p1'
+/** The largest sealed page (compressed) a link carries; beyond, the changes are left out of the page. */
+const SEAL_MAX_BYTES = 6000
+const SHARED_SHAPE = /^p1\.[A-Za-z0-9_-]{40,12000}$/
+/** The parked states after which a link is no longer good. */
+const ENDED = new Set(['done', 'denied', 'expired', 'unknown'])
+/** Refusal codes `tm.confirm` answers for a link that was already used, or expired, on any instance. */
+const GONE_CODES = new Set(['confirmation_used', 'confirmation_expired', 'confirmation_unknown'])
+
+function secretBuffer(secret: string | Uint8Array): Buffer {
+  const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret)
+  if (bytes.length < 16) throw new TypeError('toolwire: the approval secret must be at least 16 bytes')
+  return bytes
+}
+
+/**
+ * Approval links any instance on a shared store can serve: nothing a link needs is held in
+ * memory. The link is `/confirm/p1.<sealed>`: the page (tool, summary, redacted changes,
+ * expiry, the `confirmId`) compressed and sealed with AES-256-GCM under a key derived from
+ * the shared secret. Its CSRF token is an HMAC of the link under another derived key. A link
+ * is good while its confirmation is parked in the store; the decision goes through
+ * `tm.confirm`, whose claim in the store lets exactly one decision apply across instances.
+ */
+export class SharedConfirmationPages implements ConfirmationLinks {
+  private readonly sealKey: Buffer
+  private readonly csrfKey: Buffer
+  private readonly store: ToolStore
+  private readonly secret: Buffer
+  private readonly ttlMs: number
+  private readonly pollMs: number
+  /** Waiters for a decision, by `confirmId`: resolved by a decision made in this process. */
+  private readonly waiters = new Map<string, Set<(view: CallResult | undefined) => void>>()
+  private listening = false
+
+  constructor(
+    private readonly tm: ServableManager,
+    options: SharedConfirmationPagesOptions,
+  ) {
+    this.secret = secretBuffer(options.secret)
+    this.sealKey = createHmac('sha256', this.secret).update('toolwire/confirm-page/seal/v1').digest()
+    this.csrfKey = createHmac('sha256', this.secret).update('toolwire/confirm-page/csrf/v1').digest()
+    this.store = options.store
+    this.ttlMs = options.ttlMs ?? 10 * 60_000
+    this.pollMs = options.pollMs ?? 1000
+  }
+
+  private readonly onConfirmation = (event: { confirmId: string; result?: CallResult }): void => this.settle(event.confirmId, event.result)
+
+  private settle(handle: string, view: CallResult | undefined): void {
+    const waiting = this.waiters.get(handle)
+    this.waiters.delete(handle)
+    for (const resolve of waiting ?? []) resolve(view)
+  }
+
+  private seal(entry: SealedEntry): string {
+    const full = [entry.handle, entry.id, entry.tool, entry.summary, entry.expiresAt, entry.changes ?? null]
+    let plain = deflateRawSync(Buffer.from(JSON.stringify(full), 'utf8'))
+    // a link must stay a URL: too many changes are left to the client's own view of the call
+    if (plain.length > SEAL_MAX_BYTES) plain = deflateRawSync(Buffer.from(JSON.stringify([...full.slice(0, 5), null]), 'utf8'))
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv)
+    cipher.setAAD(Buffer.from(SEAL_VERSION))
+    const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+    return `${SEAL_VERSION}.${sealed.toString('base64url')}`
+  }
+
+  /** The entry a link seals; `undefined` for anything not sealed under this secret. */
+  private unseal(link: string): SealedEntry | undefined {
+    if (!SHARED_SHAPE.test(link)) return undefined
+    const raw = Buffer.from(link.slice(SEAL_VERSION.length + 1), 'base64url')
+    if (raw.length < 12 + 16 + 1) return undefined
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, 12))
+      decipher.setAAD(Buffer.from(SEAL_VERSION))
+      decipher.setAuthTag(raw.subarray(raw.length - 16))
+      const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()])
+      const [handle, id, tool, summary, expiresAt, changes] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
+        string,
+        string,
+        string,
+        string,
+        number,
+        FieldChange[] | null,
+      ]
+      return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined }
+    } catch {
+      return undefined
+    }
+  }
+
+  private csrfOf(link: string): string {
+    return createHmac('sha256', this.csrfKey).update(link).digest('base64url')
+  }
+
+  open({ tool, view }: ConfirmationLinkInput): string {
+    if (!this.listening) {
+      this.tm.on('confirmation', this.onConfirmation as never)
+      this.listening = true
+    }
+    // with an approval secret the confirmId is a signed token naming the parked id; without, it is the id
+    const id = verifyApproval(this.secret, view.confirmId)?.confirmationId ?? view.confirmId
+    const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: Date.now() + this.ttlMs })
+    return `${CONFIRM_PATH}${link}`
+  }
+
+  /**
+   * Resolves with the call's result once it is decided in this process, or undefined when
+   * the link expires, `signal` aborts, or the store shows it decided on another instance
+   * (looked for every `pollMs`).
+   */
+  decided(path: string, signal: AbortSignal): Promise<CallResult | undefined> {
+    const entry = this.unseal(path.slice(CONFIRM_PATH.length))
+    if (entry === undefined || signal.aborted) return Promise.resolve(undefined)
+    return new Promise((resolve) => {
+      let polling = false
+      const done = (view: CallResult | undefined): void => {
+        clearTimeout(timer)
+        clearInterval(poll)
+        signal.removeEventListener('abort', onAbort)
+        this.waiters.get(entry.handle)?.delete(done)
+        resolve(view)
+      }
+      const onAbort = (): void => done(undefined)
+      const timer = setTimeout(() => done(undefined), Math.max(0, entry.expiresAt - Date.now()) + 1)
+      timer.unref()
+      const poll = setInterval(() => {
+        if (polling) return
+        polling = true
+        this.store.getParked(entry.id).then(
+          (call) => {
+            polling = false
+            // decided elsewhere: this process has no result to give, `tm.confirm` will say it was answered
+            if (call === undefined || ENDED.has(call.state)) done(undefined)
+          },
+          () => {
+            polling = false
+          },
+        )
+      }, this.pollMs)
+      poll.unref()
+      signal.addEventListener('abort', onAbort, { once: true })
+      let set = this.waiters.get(entry.handle)
+      if (set === undefined) this.waiters.set(entry.handle, (set = new Set()))
+      set.add(done)
+    })
+  }
+
+  close(): void {
+    if (this.listening) this.tm.off('confirmation', this.onConfirmation as never)
+    this.listening = false
+    for (const handle of [...this.waiters.keys()]) this.settle(handle, undefined)
+  }
+
+  /** Whether the link's confirmation is still parked in the store; `undefined` when the store cannot say. */
+  private async good(entry: SealedEntry): Promise<boolean | undefined> {
+    if (entry.expiresAt < Date.now()) return false
+    try {
+      const call = await this.store.getParked(entry.id)
+      return call !== undefined && call.kind === 'confirmation' && call.state === 'parked' && (call.expiresAt === null || call.expiresAt >= Date.now())
+    } catch {
+      return undefined
+    }
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+    const link = pathname.slice(CONFIRM_PATH.length)
+    const entry = this.unseal(link)
+    const good = entry === undefined ? false : await this.good(entry)
+    if (good !== true) {
+      if (req.method === 'POST') req.resume()
+      if (good === undefined) page(res, 503, 'Try again', '<p>The confirmation could not be read just now. Nothing was run. Reload the page in a moment.</p>')
+      else gonePage(res)
+      return
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      confirmPage(res, entry!, this.csrfOf(link))
+      return
+    }
+    const decision = await readDecision(req, res, this.csrfOf(link))
+    if (decision === undefined) return
+    const approve = decision === 'approve'
+    let view: CallResult
+    try {
+      // single use across instances: the store's claim lets one decision apply; the others are refused
+      view = await this.tm.confirm(entry!.handle, { approve })
+    } catch {
+      page(res, 500, 'Something went wrong', '<p>The decision could not be recorded.</p>')
+      return
+    }
+    if (view.status === 'refused' && GONE_CODES.has(view.code)) {
+      gonePage(res)
+      return
+    }
+    this.settle(entry!.handle, view)
+    outcomePage(res, approve, entry!.summary, view)
   }
 }

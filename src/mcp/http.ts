@@ -22,7 +22,8 @@ import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage 
 import { textNestsDeeper } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { createMcpServer, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
-import { CONFIRM_PATH, ConfirmationPages } from './confirm-page.js'
+import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
+import type { ToolStore } from '../runtime/store/types.js'
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -69,13 +70,28 @@ export interface ServeHttpOptions extends McpServerOptions {
    * The confirmation page (default on): a call needing confirmation that the client
    * cannot ask the user about gets a single-use approval URL on this server
    * (`/confirm/<secret>`, no token needed: the link is the credential), valid for
-   * `confirmPageTtlMs` (default 10 minutes) and only on this process.
+   * `confirmPageTtlMs` (default 10 minutes), on this process only unless `store` and
+   * `approvalSecret` are given.
    */
   readonly confirmPage?: boolean
+  /**
+   * The manager's durable store (`new ToolManager({ store, approvalSecret })`). With
+   * `approvalSecret`, approval links keep nothing in this process: a link made by one
+   * instance works on any instance on the same store (see docs/mcp.md).
+   */
+  readonly store?: ToolStore
+  /** The secret the instances share (the manager's `approvalSecret`, at least 16 bytes): it seals approval links and makes their CSRF tokens. Needs `store`. */
+  readonly approvalSecret?: string | Uint8Array
   /** How long an approval link stays valid, in ms (default 10 minutes). */
   readonly confirmPageTtlMs?: number
   /** The address clients and browsers reach this server at, for approval links (default: the bound address). Its origin is allowed. */
   readonly publicUrl?: string
+  /**
+   * How long `close()` waits for the requests in flight to finish, in ms (default 10 000),
+   * so a restart behind a load balancer loses no call: meanwhile new requests get 503 with
+   * `Retry-After` and `Connection: close` (nothing ran, any instance may take them).
+   */
+  readonly shutdownGraceMs?: number
 }
 
 /** A running `serveHttp`. */
@@ -86,7 +102,11 @@ export interface HttpMcpServer {
   readonly http: HttpServer
   /** How many sessions are open. */
   sessions(): number
-  /** Stops listening, closes every session (in-flight calls are cancelled) and every connection. */
+  /**
+   * Stops listening, lets the requests in flight finish (up to `shutdownGraceMs`; a request
+   * arriving meanwhile gets 503 and runs nothing), then closes every session (calls still
+   * in flight are cancelled) and every connection.
+   */
   close(): Promise<void>
 }
 
@@ -246,7 +266,16 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       ? () => (tm as unknown as { metrics(o: { format: 'prometheus' }): string }).metrics({ format: 'prometheus' })
       : undefined)
   const sessions = new Map<string, Session>()
-  const pages = options.confirmPage === false ? undefined : new ConfirmationPages(tm, options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs })
+  if ((options.store === undefined) !== (options.approvalSecret === undefined)) {
+    throw new TypeError('serveHttp: store and approvalSecret go together (links shared through the store are sealed with the secret)')
+  }
+  const ttl = options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs }
+  const pages: ConfirmationLinks | undefined =
+    options.confirmPage === false
+      ? undefined
+      : options.store !== undefined && options.approvalSecret !== undefined
+        ? new SharedConfirmationPages(tm, { ...ttl, store: options.store, secret: options.approvalSecret })
+        : new ConfirmationPages(tm, ttl)
   let publicBase = ''
   if (options.publicUrl !== undefined) {
     const u = new URL(options.publicUrl)
@@ -452,6 +481,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (shuttingDown) {
+      // shutting down: nothing runs here; the client (or its load balancer) may send it elsewhere
+      req.resume()
+      sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: shutting down', headers: { 'retry-after': '1', connection: 'close' } })
+      return
+    }
     if (!hostAllowed(req)) {
       sendError(res, { status: 403, code: -32000, message: 'Forbidden: Host not allowed' })
       return
@@ -498,7 +533,19 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     await handleMcp(req, res)
   }
 
+  let shuttingDown = false
+  let inflight = 0
+  let drained: (() => void) | undefined
   const http = createServer((req, res) => {
+    // an open GET stream is not a request in flight: close() ends it
+    const counted = req.method !== 'GET'
+    if (counted) {
+      inflight++
+      res.once('close', () => {
+        if (--inflight === 0) drained?.()
+      })
+    }
+    if (shuttingDown) res.setHeader('connection', 'close')
     handle(req, res).catch((error: unknown) => {
       onError(error instanceof Error ? error : new Error(String(error)))
       // never a stack trace, never the error's own text
@@ -523,9 +570,25 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     http,
     sessions: () => sessions.size,
     async close() {
+      // stop listening first: new connections go to another instance
+      const closing = new Promise<void>((resolve) => (http.listening ? http.close(() => resolve()) : resolve()))
+      if (!shuttingDown) {
+        shuttingDown = true
+        const grace = options.shutdownGraceMs ?? 10_000
+        http.closeIdleConnections()
+        if (inflight > 0 && grace > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, grace)
+            timer.unref()
+            drained = () => {
+              clearTimeout(timer)
+              resolve()
+            }
+          })
+        }
+      }
       clearInterval(sweep)
       pages?.close()
-      const closing = new Promise<void>((resolve) => http.close(() => resolve()))
       for (const id of [...sessions.keys()]) closeSession(id)
       http.closeAllConnections()
       await closing
