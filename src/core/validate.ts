@@ -14,9 +14,9 @@
  *   path is clipped to {@link MAX_PATH_TOKEN} characters;
  * - at most {@link MAX_ISSUES} issues are listed, then one that counts the rest (on the
  *   core's route counting stops after {@link MAX_COUNTED} more, and says "at least"); on
- *   ajv's route every issue is collected only for an input of at most
+ *   both routes every issue is collected only for an input of at most
  *   {@link MAX_LISTED_VALUES} values (fewer for a big schema), else checking stops at the
- *   first issue and says there may be more;
+ *   first issue and says there may be more ({@link STOPPED_AT_FIRST});
  * - a validator never throws.
  */
 import { createRequire } from 'node:module'
@@ -37,7 +37,15 @@ export interface Issue {
 }
 
 /** A compiled schema check. */
-export type Validator = (value: unknown) => readonly Issue[] | undefined
+export type Validator = ((value: unknown) => readonly Issue[] | undefined) & {
+  /**
+   * The same check of a value `JSON.parse` made from a text of `textLength` characters: a
+   * text shorter than `2 * MAX_DEPTH` holds fewer values and nests less deeply than the
+   * limits allow, so the input's shape is not walked first (only when it fails is it
+   * measured, for the issue list). Absent on validators without the shape walk.
+   */
+  readonly parsed?: (value: unknown, textLength: number) => readonly Issue[] | undefined
+}
 
 /** Options of the schema compiler. */
 export interface SchemaOptions {
@@ -61,10 +69,10 @@ export const MAX_COUNTED = 10_000
  */
 export const MAX_PATH_TOKEN = 64
 /**
- * On ajv's route, every issue is collected only when the input holds at most this many values
- * (counted as {@link shapeProblem} does) times 100 / the schema's values, when that is less;
- * a bigger input is checked up to its first issue, so an invalid input cannot make ajv build
- * an error object per value.
+ * Every issue is collected only when the input holds at most this many values (counted as
+ * {@link shapeProblem} does), or this many times 100 / the schema's values when that is less;
+ * a bigger input is checked up to its first issue, so an invalid input cannot make a validator
+ * build an error object per value. The same rule on both routes (`toolwire::MAX_LISTED_VALUES`).
  */
 export const MAX_LISTED_VALUES = 10_000
 /** The summary issue when checking stopped at the first issue. */
@@ -192,7 +200,7 @@ type Check = (value: unknown, values: number) => readonly Issue[] | undefined
 
 /** A validator that checks the input's depth and size first and never throws. */
 function guarded(check: Check): Validator {
-  return (value) => {
+  const full = (value: unknown): readonly Issue[] | undefined => {
     try {
       const values = measure(value, MAX_DEPTH, MAX_INPUT_VALUES)
       if (typeof values !== 'number') return values === 'deep' ? TOO_DEEP : TOO_LARGE
@@ -202,6 +210,20 @@ function guarded(check: Check): Validator {
       return NOT_JSON
     }
   }
+  // a text of L characters holds at most L values and nests at most L / 2 deep: a short one
+  // is within the limits, and a valid value needs no count (only a failing one is measured,
+  // and checked again, so that its issues are exactly those of `full`)
+  const parsed = (value: unknown, textLength: number): readonly Issue[] | undefined => {
+    if (textLength < 2 * MAX_DEPTH) {
+      try {
+        if (check(value, Infinity) === undefined) return undefined
+      } catch {
+        // `full` says what is wrong
+      }
+    }
+    return full(value)
+  }
+  return Object.assign(full, { parsed })
 }
 
 const CORE_KEYWORDS = new Set([

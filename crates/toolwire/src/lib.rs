@@ -47,6 +47,6 @@ pub use pending::{FieldChange, PendingKind, PendingRequest};
 pub use result::{Disposition, ToolResult};
 pub use schema::{
     Issue, SchemaCompileError, SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES,
-    MAX_PATH_TOKEN, SCHEMA_RED_ZONE,
+    MAX_LISTED_VALUES, MAX_PATH_TOKEN, SCHEMA_RED_ZONE, STOPPED_AT_FIRST,
 };
 pub use wire::{to_js_json, WireError, MAX_VALUE_DEPTH, WIRE_VERSION};

@@ -11,8 +11,9 @@
 //! - an issue message never quotes the input, only what the schema says, and an object key
 //!   in an issue's path is clipped to [`MAX_PATH_TOKEN`] characters;
 //! - at most [`MAX_ISSUES`] issues are listed, then one that says how many more there were;
-//!   counting stops after [`MAX_COUNTED`] more (the validator stops there too), and the
-//!   count then says "at least";
+//!   counting stops after [`MAX_COUNTED`] more, and the count then says "at least"; an
+//!   input of more than [`MAX_LISTED_VALUES`] values (fewer for a big schema) is checked
+//!   up to its first issue only, and says there may be more;
 //! - compiling and validating run where the stack has room for them.
 
 use std::fmt;
@@ -47,12 +48,35 @@ pub const MAX_ISSUES: usize = 100;
 /// the last issue then says "at least" that many more.
 ///
 /// ```
-/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"items": {"type": "string"}}), &[]).unwrap();
-/// let issues = v.validate(&serde_json::json!(vec![0; 50_000]));
+/// // 5,000 items, each failing three keywords
+/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"items": {"minimum": 5, "maximum": 1, "multipleOf": 2}}), &[]).unwrap();
+/// let issues = v.validate(&serde_json::json!(vec![3; 5_000]));
 /// assert_eq!(issues.len(), toolwire::MAX_ISSUES + 1);
 /// assert_eq!(issues[toolwire::MAX_ISSUES].message(), "at least 10000 more issues not listed");
 /// ```
 pub const MAX_COUNTED: usize = 10_000;
+
+/// Every issue is collected only for an input of at most this many values (every value at
+/// every level counts), or `MAX_LISTED_VALUES * 100 / n` for a schema of `n > 100` values.
+/// A bigger input is checked up to its first issue: the validator collects the errors of
+/// a keyword such as `items` all at once, so an invalid input of a million items would
+/// otherwise build a million errors. The last issue then says [`STOPPED_AT_FIRST`].
+///
+/// ```
+/// let v = toolwire::SchemaValidator::compile(&serde_json::json!({"items": {"type": "string"}}), &[]).unwrap();
+/// let issues = v.validate(&serde_json::json!(vec![0; 1_000_000]));
+/// assert_eq!(issues.len(), 2);
+/// assert_eq!(issues[0].path(), "/0");
+/// assert_eq!(issues[1].message(), toolwire::STOPPED_AT_FIRST);
+/// ```
+pub const MAX_LISTED_VALUES: usize = 10_000;
+
+/// The message of the last issue when checking stopped at the first issue.
+///
+/// ```
+/// assert!(toolwire::STOPPED_AT_FIRST.contains("may be more"));
+/// ```
+pub const STOPPED_AT_FIRST: &str = "checking stopped at the first issue; there may be more";
 
 /// The most characters (Unicode scalar values) of an object key that an issue's path
 /// quotes. A longer key is cut to its first `MAX_PATH_TOKEN` characters followed by `…`
@@ -199,6 +223,8 @@ impl std::error::Error for SchemaCompileError {}
 /// ```
 pub struct SchemaValidator {
     inner: jsonschema::Validator,
+    /// The most input values for which every issue is collected.
+    listed: usize,
 }
 
 impl fmt::Debug for SchemaValidator {
@@ -321,7 +347,10 @@ impl SchemaValidator {
         }
         options
             .build(schema)
-            .map(|inner| SchemaValidator { inner })
+            .map(|inner| SchemaValidator {
+                inner,
+                listed: MAX_LISTED_VALUES * 100 / count_values(schema).max(100),
+            })
             .map_err(|err| SchemaCompileError(compile_message(&err)))
     }
 
@@ -350,9 +379,18 @@ impl SchemaValidator {
                 return Vec::new();
             }
             let mut issues = Vec::new();
+            if count_values(instance) > self.listed {
+                if let Err(err) = self.inner.validate(instance) {
+                    push_issues(&err, &mut issues);
+                }
+                issues.push(Issue {
+                    path: String::new(),
+                    message: STOPPED_AT_FIRST.to_owned(),
+                });
+                return issues;
+            }
             let mut more = 0usize;
             let mut stopped = false;
-            // iter_errors is lazy: stopping here stops the validator
             for err in self.inner.iter_errors(instance) {
                 more += push_issues(&err, &mut issues);
                 if more >= MAX_COUNTED {
@@ -370,6 +408,27 @@ impl SchemaValidator {
             issues
         })
     }
+}
+
+/// How many values `value` holds, itself included, at every level.
+fn count_values(value: &Value) -> usize {
+    let is_container = |v: &&Value| v.is_array() || v.is_object();
+    let mut count = 1;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => {
+                count += items.len();
+                stack.extend(items.iter().filter(is_container));
+            }
+            Value::Object(map) => {
+                count += map.len();
+                stack.extend(map.values().filter(is_container));
+            }
+            _ => {}
+        }
+    }
+    count
 }
 
 /// The draft `schema` is read as: 2020-12 without `$schema`, draft-07 when it says so,

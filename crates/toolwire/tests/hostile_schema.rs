@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 use toolwire::{
-    SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES, MAX_PATH_TOKEN,
+    SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES, MAX_LISTED_VALUES,
+    MAX_PATH_TOKEN, STOPPED_AT_FIRST,
 };
 
 const SECRET: &str = "hunter2-SECRET";
@@ -206,36 +207,76 @@ fn issues_are_capped_and_the_rest_counted_up_to_a_bound() {
     assert_eq!(issues.len(), MAX_ISSUES + 1);
     assert_eq!(issues[MAX_ISSUES].message(), "4900 more issues not listed");
     assert_eq!(issues[MAX_ISSUES].path(), "");
-    // beyond it: validation stops, and the count says so
-    let issues = v.validate(&json!(vec![0; 1_000_000]));
+    // beyond the counting bound: counting stops, and the count says so
+    let v = SchemaValidator::compile(
+        &json!({ "items": { "minimum": 5, "maximum": 1, "multipleOf": 2 } }),
+        &[],
+    )
+    .unwrap();
+    let issues = v.validate(&json!(vec![3; MAX_LISTED_VALUES - 1]));
     assert_eq!(issues.len(), MAX_ISSUES + 1);
     assert_eq!(
         issues[MAX_ISSUES].message(),
         format!("at least {MAX_COUNTED} more issues not listed")
     );
-    assert_eq!(issues[0].path(), "/0");
-    assert_eq!(issues[MAX_ISSUES - 1].path(), "/99");
 }
 
 #[test]
-fn unexpected_keys_are_listed_up_to_the_cap_and_counted_exactly() {
-    let many: serde_json::Map<String, Value> =
-        (0..200_000).map(|i| (format!("k{i}"), json!(1))).collect();
+fn a_big_invalid_input_is_checked_up_to_its_first_issue() {
+    for schema in [
+        json!({ "type": "array", "items": { "type": "string" } }),
+        json!({ "type": "array", "items": { "type": "string" }, "unevaluatedItems": false }),
+    ] {
+        let v = SchemaValidator::compile(&schema, &[]).unwrap();
+        for len in [MAX_LISTED_VALUES, 1_000_000] {
+            let issues = v.validate(&json!(vec![0; len]));
+            let found: Vec<(&str, &str)> = issues.iter().map(|i| (i.path(), i.message())).collect();
+            assert_eq!(
+                found,
+                [("/0", "must be string"), ("", STOPPED_AT_FIRST)],
+                "{schema}"
+            );
+        }
+        assert!(v.validate(&json!(vec!["s"; 1_000_000])).is_empty());
+    }
+    // a big schema lowers the bound: 4,006 values list every issue for at most 249
+    let defs: serde_json::Map<String, Value> = (0..2_000)
+        .map(|i| (format!("d{i}"), json!({ "type": "string" })))
+        .collect();
+    let v = SchemaValidator::compile(
+        &json!({ "type": "array", "items": { "type": "string" }, "$defs": defs }),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        v.validate(&json!(vec![0; 300]))[1].message(),
+        STOPPED_AT_FIRST
+    );
+    assert_eq!(v.validate(&json!(vec![0; 200])).len(), MAX_ISSUES + 1);
+}
+
+#[test]
+fn unexpected_keys_are_listed_up_to_the_cap() {
+    let keys = |n: usize| -> Value {
+        Value::Object((0..n).map(|i| (format!("k{i}"), json!(1))).collect())
+    };
     for schema in [
         json!({ "type": "object", "properties": { "a": {} }, "additionalProperties": false }),
         json!({ "type": "object", "unevaluatedProperties": false }),
     ] {
         let v = SchemaValidator::compile(&schema, &[]).unwrap();
-        let issues = v.validate(&Value::Object(many.clone()));
+        // one error names every key: listed up to the cap, the rest counted
+        let issues = v.validate(&keys(5_000));
         assert_eq!(issues.len(), MAX_ISSUES + 1, "{schema}");
         assert!(issues[..MAX_ISSUES]
             .iter()
             .all(|i| i.message() == "is not allowed" && i.path().starts_with("/k")));
-        // one validator error names every key: counted exactly, and validation stops after it
-        assert_eq!(
-            issues[MAX_ISSUES].message(),
-            "at least 199900 more issues not listed"
-        );
+        assert_eq!(issues[MAX_ISSUES].message(), "4900 more issues not listed");
+        // a big input: checked up to its first error (which may name one key, or all)
+        let issues = v.validate(&keys(200_000));
+        assert!(issues.len() <= MAX_ISSUES + 1, "{schema}");
+        assert_eq!(issues[0].message(), "is not allowed");
+        assert_eq!(issues.last().unwrap().message(), STOPPED_AT_FIRST);
     }
 }
 
