@@ -130,3 +130,24 @@ export function alreadyAnsweredText(what: string): string {
 export function expiredText(what: string): string {
   return `This ${what} has expired`
 }
+
+/** Texts of a manager with a durable store (docs/store.md). */
+export const STORE_TEXTS = Object.freeze({
+  outcomeUnknown:
+    'The outcome of this action is unknown: it started but its process stopped before it finished, so it may or may not have happened. Verify whether it happened before trying it again.',
+  approvalInvalid: 'This confirmation token is not valid: it was not issued here, or it was altered',
+  approvalMismatch: 'This confirmation token does not match its call',
+  callNotRecorded: 'The call could not be recorded in the store; it did not run',
+  idempotencyMismatch: 'This idempotency key was used before with a different input',
+  idempotencyInFlight: 'A call with this idempotency key is still running',
+})
+
+/** `input_unavailable`: a parked call's sensitive input is held only by the instance that parked it. */
+export function inputUnavailableText(what: string): string {
+  return `This ${what} has sensitive input that only the instance that parked it holds (no storeKey)`
+}
+
+/** `store_unavailable`: a parked call could not be read. */
+export function storeUnreadableText(what: string): string {
+  return `The ${what} could not be read from the store; nothing ran`
+}

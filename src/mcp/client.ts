@@ -9,6 +9,7 @@ import type { JsonSchema, ToolContext, ToolDefinition, ToolHints, ToolManager } 
 import { MCP_UNTRUSTED_META_KEY } from '../render/mcp.js'
 import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../render/model.js'
 import { toolError, ToolResult } from '../core/result.js'
+import { TOOL_FAILED_MESSAGE } from '../core/texts.js'
 import { pending, type ModelResult } from '../core/helpers.js'
 import type { ContentPart, JsonValue } from '../core/types.js'
 import { MCP_CONFIRMATION_META_KEY, MCP_UNTRUSTED_CONTENT_META_KEY } from './meta.js'
@@ -63,7 +64,7 @@ export function fromMcp(result: CallToolResult, options: FromMcpOptions = {}): T
   }
   let canonical: ToolResult
   if (result.isError === true) {
-    canonical = ToolResult.failed(toolError('other', text === '' ? 'The tool failed.' : text))
+    canonical = ToolResult.failed(toolError('other', text === '' ? TOOL_FAILED_MESSAGE : text))
     if (parts.length > 0) canonical = canonical.withOutput({ text: canonical.text(), parts })
   } else if (result.structuredContent !== undefined) {
     const structured = result.structuredContent as JsonValue

@@ -9,6 +9,16 @@
  * through {@link DurableHost} (no import of the manager or of a call).
  */
 import { toFrozenJson } from '../core/json.js'
+import {
+  alreadyAnsweredText,
+  expiredText,
+  inputUnavailableText,
+  noPendingText,
+  REFUSALS,
+  STORE_TEXTS,
+  storeUnreadableText,
+  unknownToolText,
+} from '../core/texts.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import type { JsonValue } from '../core/types.js'
 import type { CallResult } from '../core/view.js'
@@ -31,8 +41,7 @@ export const STORE_UNAVAILABLE = 'store_unavailable'
 export const OUTCOME_UNKNOWN = 'outcome_unknown'
 
 /** What the model and the app read of an unknown outcome. */
-export const OUTCOME_UNKNOWN_MESSAGE =
-  'The outcome of this action is unknown: it started but its process stopped before it finished, so it may or may not have happened. Verify whether it happened before trying it again.'
+export const OUTCOME_UNKNOWN_MESSAGE: string = STORE_TEXTS.outcomeUnknown
 
 /** Default lease of a run (an idempotency key in flight, a claimed parked call): 10 minutes. */
 export const DEFAULT_LEASE_MS = 10 * 60_000
@@ -175,13 +184,13 @@ export class Durable {
   async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown, host: DurableHost): Promise<Answered> {
     const what = kind === 'confirmation' ? 'confirmation' : 'request'
     const unknown = (): Promise<Answered> =>
-      this.refuse(host, kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`)
+      this.refuse(host, kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
     let claims: ApprovalClaims | undefined
     let id: string
     if (kind === 'confirmation' && this.secret !== undefined) {
       // checked before any lookup: a forged or altered token costs no store read
       claims = verifyApproval(this.secret, handle)
-      if (claims === undefined) return this.refuse(host, APPROVAL_INVALID, 'This confirmation token is not valid: it was not issued here, or it was altered')
+      if (claims === undefined) return this.refuse(host, APPROVAL_INVALID, STORE_TEXTS.approvalInvalid)
       id = claims.confirmationId
     } else {
       if (typeof handle !== 'string' || handle.length === 0 || handle.length > 4096) return unknown()
@@ -198,19 +207,19 @@ export class Durable {
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
         if (local.kind !== kind) return await unknown()
-        if (unbound(local, () => safeHash(local.input))) return await this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', local.tool, local.callId)
+        if (unbound(local, () => safeHash(local.input))) return await this.refuse(host, APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
         parked = local
         input = local.input
       } else {
         // everything that would refuse is checked before the claim, so a refusal never consumes the call
         const pre = await this.store.getParked(id)
         if (pre === undefined || pre.kind !== kind) return await unknown()
-        if (unbound(pre, () => pre.inputHash)) return await this.refuse(host, APPROVAL_INVALID, 'This confirmation token does not match its call', pre.tool, pre.callId)
+        if (unbound(pre, () => pre.inputHash)) return await this.refuse(host, APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, pre.tool, pre.callId)
         if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used', host)
         if (!approve) {
           if (!(await this.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), host)
           host.forget(id)
-          const view = await host.early(pre.tool, pre.callId, refused('confirmation_denied', 'The user denied this call'))
+          const view = await host.early(pre.tool, pre.callId, refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
           return { view, call: { tool: pre.tool, callId: pre.callId } }
         }
         try {
@@ -220,12 +229,12 @@ export class Durable {
           input = undefined
         }
         if (input === undefined) {
-          return await this.refuse(host, INPUT_UNAVAILABLE, `This ${what} has sensitive input that only the instance that parked it holds (no storeKey)`, pre.tool, pre.callId)
+          return await this.refuse(host, INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
         }
         parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre) }
       }
       if (!host.hasTool(parked.tool)) {
-        return await this.refuse(host, 'unknown_tool', `No tool named ${JSON.stringify(parked.tool)} is registered`, parked.tool, parked.callId)
+        return await this.refuse(host, 'unknown_tool', unknownToolText(parked.tool), parked.tool, parked.callId)
       }
       const claim: ClaimResult = await this.store.claim(id, { kind, leaseMs: this.leaseMs })
       if (!claim.ok) return await this.refusedClaim(kind, claim.reason, host)
@@ -242,7 +251,7 @@ export class Durable {
     } catch (err) {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(claims?.callId ?? '', tool, err)
-      return this.refuse(host, STORE_UNAVAILABLE, `The ${what} could not be read from the store; nothing ran`)
+      return this.refuse(host, STORE_UNAVAILABLE, storeUnreadableText(what))
     }
   }
 
@@ -255,9 +264,9 @@ export class Durable {
   private refusedClaim(kind: ParkedKind, reason: 'unknown' | 'used' | 'expired', host: DurableHost): Promise<Answered> {
     const c = kind === 'confirmation'
     const what = c ? 'confirmation' : 'request'
-    if (reason === 'used') return this.refuse(host, c ? 'confirmation_used' : 'request_used', `This ${what} was already answered`)
-    if (reason === 'expired') return this.refuse(host, c ? 'confirmation_expired' : 'request_expired', `This ${what} has expired`)
-    return this.refuse(host, c ? 'confirmation_unknown' : 'unknown_request', `No pending ${what} with this id`)
+    if (reason === 'used') return this.refuse(host, c ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what))
+    if (reason === 'expired') return this.refuse(host, c ? 'confirmation_expired' : 'request_expired', expiredText(what))
+    return this.refuse(host, c ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
   }
 
   private async refuse(host: DurableHost, code: string, message: string, tool = 'unknown', callId?: string): Promise<Answered> {
@@ -283,7 +292,7 @@ export class Durable {
       begun = await this.store.begin(lk, key === undefined ? '' : inputHash(input), { callId, leaseMs: this.leaseMs })
     } catch (err) {
       host.reportError(callId, tool, err)
-      return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, 'The call could not be recorded in the store; it did not run') }
+      return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, STORE_TEXTS.callNotRecorded) }
     }
     switch (begun.state) {
       case 'new':
@@ -295,9 +304,9 @@ export class Durable {
         return { run: false, replayed: true, result }
       }
       case 'mismatch':
-        return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, 'This idempotency key was used before with a different input') }
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, STORE_TEXTS.idempotencyMismatch) }
       case 'in_flight':
-        return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, 'A call with this idempotency key is still running') }
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
       case 'unknown':
         return { run: false, replayed: false, result: unknownOutcomeResult() }
     }
