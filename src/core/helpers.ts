@@ -1,6 +1,6 @@
 /**
  * Helpers tools return from `run`: `ok`, `invalid`, `refuse`, `cancelled`,
- * `errorResult`; and the toolnexus-style suspensions `pending`, `authRequired`,
+ * `errorResult`; and the suspensions `pending`, `authRequired`,
  * `pendingOf`.
  */
 import type { JsonValue, PendingRequest } from './types.js'
@@ -70,7 +70,7 @@ export function errorResult(message: string): HelperResult<never> {
   return brand({ status: 'error' as const, message })
 }
 
-/** A toolnexus-style result: `output` for the model, `isError`, media `parts`, app-only `metadata`. */
+/** A model result: `output` for the model, `isError`, media `parts`, app-only `metadata`. */
 export interface ModelResult {
   readonly output: string
   readonly isError: boolean
@@ -99,7 +99,7 @@ export function pendingOf(result: { readonly metadata?: { readonly [key: string]
   return typeof p === 'object' && p !== null && typeof (p as PendingRequest).kind === 'string' ? (p as PendingRequest) : undefined
 }
 
-/** @internal Whether `value` has the toolnexus `{ output, isError }` shape. */
+/** @internal Whether `value` has the model-result `{ output, isError }` shape. */
 export function isModelResult(value: unknown): value is ModelResult {
   if (typeof value !== 'object' || value === null) return false
   const v = value as Record<string, unknown>

@@ -1,6 +1,6 @@
 /**
  * From what happened to the canonical result: argument parsing, and the mapping of a
- * body's return value (helper results, toolnexus-style results, plain values) to one
+ * body's return value (helper results, model results `{ output, isError }`, plain values) to one
  * `ToolResult`.
  */
 import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from '../core/json.js'
