@@ -1,5 +1,5 @@
 /**
- * The model view: what a model reads of one canonical result, as `{ output, isError, parts, metadata }`
+ * The model view: what a model reads of one canonical result, as
  * `{ output, isError, parts?, metadata? }`, plus the shared pieces every wire adapter
  * uses (the untrusted-content delimiter, public-safe texts, part descriptions).
  */
