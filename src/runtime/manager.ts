@@ -362,7 +362,7 @@ export class ToolManager {
       const opts = readOptions(c.options)
       admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
     } else {
-      admitted = this.admitChecked(c.name, input, c.options, 'view')
+      admitted = this.admitChecked(c.name, input, c.options, 'view', typeof c.args === 'string' ? c.args.length : -1)
     }
     if (admitted instanceof Call) admitted.startInto(sink, index)
     else if (admitted instanceof Promise) {
@@ -383,7 +383,7 @@ export class ToolManager {
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
     try {
       const input = parseArgs(argsText)
-      if (!(input instanceof ToolResult)) return this.call(name, input, options)
+      if (!(input instanceof ToolResult)) return this.callParsed(name, input, options, argsText.length)
       const opts = readOptions(options)
       return this.settleEarly(toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
     } catch (err) {
@@ -397,8 +397,13 @@ export class ToolManager {
    * refused `invalid_options`.
    */
   call(name: string, input: unknown, options?: CallOptions): Promise<CallResult> {
+    return this.callParsed(name, input, options, -1)
+  }
+
+  /** `call` of an input parsed from a JSON text of `textLength` characters (-1: not parsed from text). */
+  private callParsed(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
     try {
-      return this.dispatch(name, input, options)
+      return this.dispatch(name, input, options, textLength)
     } catch (err) {
       // a bug in the runtime itself still gives a result
       return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
@@ -722,8 +727,8 @@ export class ToolManager {
     return this.idPrefix + ++this.seq
   }
 
-  private dispatch(name: string, input: unknown, options: CallOptions | undefined): Promise<CallResult> {
-    const admitted = this.admitChecked(name, input, options, 'view')
+  private dispatch(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
+    const admitted = this.admitChecked(name, input, options, 'view', textLength)
     if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
     if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
     return this.settleEarly(toolLabel(name), admitted.options, admitted.result)
@@ -745,6 +750,7 @@ export class ToolManager {
     input: unknown,
     options: unknown,
     mode: 'view' | 'settlement',
+    textLength = -1,
   ): Admission {
     const opts = readOptions(options)
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
@@ -753,7 +759,7 @@ export class ToolManager {
     if (typeof name !== 'string') {
       return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
     }
-    return this.admit(name, input, opts, mode)
+    return this.admit(name, input, opts, mode, textLength)
   }
 
   /**
@@ -765,12 +771,15 @@ export class ToolManager {
     input: unknown,
     options: CallOptions | undefined,
     mode: 'view' | 'settlement',
+    textLength = -1,
   ): Admission {
     const entry = this.tools.get(name)
     if (entry === undefined) {
       return { result: ToolResult.failed(refusalError('unknown_tool', unknownToolText(clipped(String(name))))), options }
     }
-    const issues: unknown = entry.validate(input)
+    // an input parsed from a short text needs no shape walk before its check (validate.ts)
+    const parsed = textLength < 0 ? undefined : entry.validate.parsed
+    const issues: unknown = parsed === undefined ? entry.validate(input) : parsed(input, textLength)
     if (issues !== undefined) {
       // a Standard Schema may validate asynchronously: only then is the check awaited
       if (isThenable(issues)) return this.admitWhenChecked(issues, entry, input, options, mode)
