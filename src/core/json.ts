@@ -77,6 +77,14 @@ function spend(n: number, stack: unknown[], key: string): void {
 }
 
 const EMPTY_ARRAY: readonly JsonValue[] = Object.freeze([])
+
+/**
+ * Makes the copy of an object with one member: a plain object (its prototype is
+ * `Object.prototype`) that V8 sizes to the one member its instances ever get, where `{}`
+ * makes room for four (24 bytes more per retained copy).
+ */
+function OneMember(): void {}
+OneMember.prototype = Object.prototype
 const { hasOwn, getPrototypeOf } = Object
 
 function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue): void {
@@ -141,19 +149,40 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     }
   } else {
     if (ArrayBuffer.isView(obj)) spend((obj as { length?: number }).length ?? 0, stack, key)
-    const copy: Record<string, JsonValue> = {}
+    // the copy is made once its second member is known: a copy of one member is an exact-size
+    // `OneMember` (an object made from `{}` carries room for four)
+    let copy: Record<string, JsonValue> | undefined
+    let firstKey = ''
+    let firstItem: JsonValue = null
+    let members = 0
     for (const k in obj) {
       if (!hasOwn(obj, k)) continue
       spend(1, stack, key)
+      let item: JsonValue | undefined
       if (hide !== undefined && hide(k)) {
-        setOwn(copy, wellFormed(k), hidden)
-        continue
+        item = hidden
+      } else {
+        const v: unknown = (obj as Record<string, unknown>)[k]
+        item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
+        if (item === undefined) continue
       }
-      const v: unknown = (obj as Record<string, unknown>)[k]
-      const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
-      if (item !== undefined) setOwn(copy, wellFormed(k), item)
+      if (members === 0) {
+        firstKey = wellFormed(k)
+        firstItem = item
+      } else {
+        if (members === 1) {
+          copy = {}
+          setOwn(copy, firstKey, firstItem)
+        }
+        setOwn(copy!, wellFormed(k), item)
+      }
+      members++
     }
-    out = Object.freeze(copy)
+    if (members === 1) {
+      copy = new (OneMember as unknown as new () => Record<string, JsonValue>)()
+      setOwn(copy, firstKey, firstItem)
+    }
+    out = Object.freeze(copy ?? {})
   }
   stack.pop()
   return out
