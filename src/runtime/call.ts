@@ -106,6 +106,20 @@ const capture = (resolve: (value: CallResult | Settlement) => void): void => {
 
 type Span = ReturnType<CallTracer['start']>
 
+// the bits of a call's #flags
+/** The call settled. */
+const SETTLED = 1
+/** Holds one of the tool's concurrency slots (from the body's start until the call settled and no body runs). */
+const RUNNING = 2
+/** A body attempt has started and not yet returned or settled its promise. */
+const BODY_ACTIVE = 4
+const ADMITTED_BY_BREAKER = 8
+/** A body attempt started. */
+const RAN = 16
+const CALLBACK_SETTLED = 32
+/** The call settled with a recorded result (an idempotency key settled before). */
+const REPLAYED = 64
+
 /** The stage functions, set when the `Call` class is defined (its static block). */
 export let STAGES: CallStages
 
@@ -115,7 +129,8 @@ export class Call implements ToolContext {
   // `ctx` (one allocation per call instead of two) and sees only its context.
   readonly callId: string
   readonly toolName: string
-  #settled = false
+  /** The call's yes/no state, one bit each (SETTLED, RUNNING, ...): one field instead of seven. */
+  #flags = CALLBACK_SETTLED
   #controller: AbortController | undefined = undefined
   #timer: ReturnType<typeof setTimeout> | undefined = undefined
   #retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
@@ -123,20 +138,14 @@ export class Call implements ToolContext {
   #resolve: ((value: CallResult | Settlement) => void) | undefined = undefined
   #sink: BatchSink | undefined = undefined
   #index = 0
-  readonly #startedAt = performance.now()
+  /** `performance.now()` at the start until the call settles, then how long it took (one number field, not two). */
+  #clock = performance.now()
   /** The next gate to run. */
   #gate = 0
-  /** Holds one of the tool's concurrency slots (from the body's start until the call settled and no body runs). */
-  #running = false
-  /** A body attempt has started and not yet returned or settled its promise. */
-  #bodyActive = false
-  #admittedByBreaker = false
   #attemptNo = 1
   /** What the body returned (helper `ok` unwrapped), for the raw contract. */
   #raw: unknown = undefined
-  #ran = false
   #reported: string | undefined = undefined
-  #callbackSettled = true
   #diagnostics: OutcomeDiagnostics | undefined = undefined
   #span: Span = undefined
   /** What the call settled with (`undefined`: a plain success, `#okData`) and its view, for the settlement stages. */
@@ -144,11 +153,8 @@ export class Call implements ToolContext {
   #okData: JsonValue | undefined = undefined
   #view: CallResult | undefined = undefined
   #canonical: ToolResult | undefined = undefined
-  #durationMs = 0
   /** The ledger key this call holds (with a store). */
   #ticket: LedgerTicket | undefined = undefined
-  /** The call settled with a recorded result (an idempotency key settled before). */
-  #replayed = false
   /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
   #wait: Promise<unknown> | undefined = undefined
   readonly #host: CallHost
@@ -196,7 +202,7 @@ export class Call implements ToolContext {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = containedController((err) => this.#host.reportError(this.callId, this.#entry.name, err))
-      if (this.#settled) this.#controller.abort()
+      if ((this.#flags & SETTLED) !== 0) this.#controller.abort()
     }
     return this.#controller.signal
   }
@@ -214,7 +220,7 @@ export class Call implements ToolContext {
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
-    if (this.#settled || !this.#host.hasListeners('progress')) return
+    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('progress')) return
     // what reaches listeners (and the MCP wire) is a finite number and a string, nothing else the tool made
     if (typeof progress !== 'number' || !Number.isFinite(progress)) return
     const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
@@ -279,7 +285,7 @@ export class Call implements ToolContext {
    * generic error instead of escaping.
    */
   #proceed(): void {
-    if (this.#settled) return
+    if ((this.#flags & SETTLED) !== 0) return
     try {
       const gates = this.#pipeline.gates
       if (this.#gate < gates.length) gates[this.#gate++]!(this)
@@ -310,7 +316,7 @@ export class Call implements ToolContext {
     const hooks = this.#entry.permissionHooks
     const request = Object.freeze({ tool: this.#entry.name, input: this.#input, callId: this.callId })
     const step = (i: number): void => {
-      if (this.#settled) return
+      if ((this.#flags & SETTLED) !== 0) return
       if (i === hooks.length) return this.#proceed()
       let decision: PermissionDecision | Promise<PermissionDecision>
       try {
@@ -344,7 +350,7 @@ export class Call implements ToolContext {
 
   /** Returns true to allow; otherwise settles the call as refused. */
   #applyDecision(d: PermissionDecision): boolean {
-    if (this.#settled) return false
+    if ((this.#flags & SETTLED) !== 0) return false
     if (d === undefined || d === true) return true
     if (d === false) {
       this.#finish(ToolResult.failed(refusalError(REFUSALS.permissionDenied.code, REFUSALS.permissionDenied.message)))
@@ -386,7 +392,7 @@ export class Call implements ToolContext {
   }
 
   #askConfirmation(): void {
-    if (this.#settled) return
+    if ((this.#flags & SETTLED) !== 0) return
     const def = this.#entry.def as ToolDefinition<unknown>
     let summarized: unknown
     let changes: unknown
@@ -398,7 +404,7 @@ export class Call implements ToolContext {
     }
     let summary: unknown
     const park = (list: unknown): void => {
-      if (this.#settled) return
+      if ((this.#flags & SETTLED) !== 0) return
       const { id, handle: confirmId } = this.#host.newConfirmation(this.#entry, this.#input, this.callId)
       let result: ToolResult
       try {
@@ -446,7 +452,7 @@ export class Call implements ToolContext {
       this.#finish(ToolResult.failed(refusalError('circuit_open', circuitOpenText(entry.name))))
       return
     }
-    this.#admittedByBreaker = true
+    this.#flags |= ADMITTED_BY_BREAKER
     this.#proceed()
   }
 
@@ -454,7 +460,7 @@ export class Call implements ToolContext {
     const entry = this.#entry
     switch (entry.limiter!.acquire(this)) {
       case 'run':
-        this.#running = true
+        this.#flags |= RUNNING
         this.#proceed()
         return
       case 'queued':
@@ -480,13 +486,13 @@ export class Call implements ToolContext {
           if (gate.run) {
             this.#ticket = gate.ticket
             // settled while the store answered (timeout, cancel): the key settles with that outcome
-            if (this.#settled) {
+            if ((this.#flags & SETTLED) !== 0) {
               if (gate.ticket !== undefined) void this.#host.ledgerSettle(gate.ticket, this.#canonicalResult(), this.callId, this.#entry.name)
               return
             }
             return this.#proceed()
           }
-          this.#replayed = gate.replayed
+          if (gate.replayed) this.#flags |= REPLAYED
           // the raw contract (`tm.execute`) of a replay: the recorded data
           if (gate.replayed) this.#raw = gate.result.data()
           this.#finish(gate.result)
@@ -503,8 +509,8 @@ export class Call implements ToolContext {
    * before that (cancelled, timed out): at most `limit` bodies of a tool run at once.
    */
   #runBody(): void {
-    this.#ran = true
-    this.#bodyActive = true
+    this.#flags |= RAN
+    this.#flags |= BODY_ACTIVE
     let ret: unknown
     try {
       const continuation = this.#continuation
@@ -551,24 +557,24 @@ export class Call implements ToolContext {
 
   /** The body's attempt returned or settled: a call that already settled gives its slot back now. */
   #bodyDone(): void {
-    this.#bodyActive = false
-    if (this.#settled) this.#leaveSlot()
+    this.#flags &= ~BODY_ACTIVE
+    if ((this.#flags & SETTLED) !== 0) this.#leaveSlot()
   }
 
   /** Gives the concurrency slot back (once); the limiter starts queued calls. */
   #leaveSlot(): void {
-    if (!this.#running) return
-    this.#running = false
+    if ((this.#flags & RUNNING) === 0) return
+    this.#flags &= ~RUNNING
     this.#entry.limiter!.release()
   }
 
   #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
     const diagnostics = (this.#diagnostics ??= newDiagnostics())
-    this.#callbackSettled = false
+    this.#flags &= ~CALLBACK_SETTLED
     const invocation: OutcomeInvocation = {
       context: this,
       reportFailure: (error: Error) => {
-        if (this.#callbackSettled) return // inert once the callback settles
+        if ((this.#flags & CALLBACK_SETTLED) !== 0) return // inert once the callback settles
         let isError = false
         try {
           isError = error instanceof Error
@@ -587,7 +593,7 @@ export class Call implements ToolContext {
           diagnostics.configurationFailures.push('reportFailure got an Error whose message cannot be read')
           return
         }
-        if (this.#settled) {
+        if ((this.#flags & SETTLED) !== 0) {
           diagnostics.late.push(Object.freeze({ message }))
           this.#host.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
         } else if (this.#reported === undefined) {
@@ -599,7 +605,7 @@ export class Call implements ToolContext {
     try {
       ret = callback(this.#input as never, invocation)
     } catch (err) {
-      this.#callbackSettled = true
+      this.#flags |= CALLBACK_SETTLED
       throw err
     }
     let thenable = false
@@ -609,18 +615,18 @@ export class Call implements ToolContext {
       thenable = true // a throwing `then` getter: `when` turns it into a rejection
     }
     if (!thenable) {
-      this.#callbackSettled = true
+      this.#flags |= CALLBACK_SETTLED
       return ret
     }
     return new Promise<unknown>((resolve, reject) =>
       when(
         ret,
         (v) => {
-          this.#callbackSettled = true
+          this.#flags |= CALLBACK_SETTLED
           resolve(v)
         },
         (e) => {
-          this.#callbackSettled = true
+          this.#flags |= CALLBACK_SETTLED
           reject(e)
         },
       ),
@@ -628,7 +634,7 @@ export class Call implements ToolContext {
   }
 
   #complete(value: unknown): void {
-    if (this.#settled) return
+    if ((this.#flags & SETTLED) !== 0) return
     let result: ToolResult | undefined
     let data: JsonValue | undefined
     this.#raw = value
@@ -669,7 +675,7 @@ export class Call implements ToolContext {
   }
 
   #fail(err: unknown): void {
-    if (this.#settled) return
+    if ((this.#flags & SETTLED) !== 0) return
     this.#host.reportError(this.callId, this.#entry.name, err)
     if (this.#reported !== undefined && this.#diagnostics !== undefined) {
       this.#diagnostics.pipeline = describeThrown(err).message
@@ -686,7 +692,7 @@ export class Call implements ToolContext {
   /** Ends one attempt: retries a retryable error when allowed, else settles. */
   #settleAttempt(result: ToolResult): void {
     // only a body's failure is retried: a failing gate (permission, confirmation) is not a reason to run the body
-    if (this.#pipeline.retry && this.#ran && this.#reported === undefined && typeof this.#continuation !== 'function') {
+    if (this.#pipeline.retry && (this.#flags & RAN) !== 0 && this.#reported === undefined && typeof this.#continuation !== 'function') {
       const error = result.error()
       const retry = this.#entry.def.retry!
       const attempts = retry.attempts ?? 3
@@ -696,7 +702,7 @@ export class Call implements ToolContext {
         const delay = Math.random() * Math.min(cap, base * 2 ** (this.#attemptNo - 1))
         const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
         // a retry the timeout would cut short is not started: the caller gets the real error
-        if (timeoutMs !== undefined && performance.now() - this.#startedAt + delay >= timeoutMs) return this.#finish(result)
+        if (timeoutMs !== undefined && performance.now() - this.#clock + delay >= timeoutMs) return this.#finish(result)
         this.#retryTimer = setTimeout(Call.#retry, delay, this)
         return
       }
@@ -706,7 +712,7 @@ export class Call implements ToolContext {
 
   static #retry(call: Call): void {
     call.#retryTimer = undefined
-    if (call.#settled) return
+    if ((call.#flags & SETTLED) !== 0) return
     call.#attemptNo++
     call.#guarded(() => call.#runBody())
   }
@@ -715,7 +721,7 @@ export class Call implements ToolContext {
 
   /** Settles from outside the body (cancel, signal, timeout) and aborts the tool's signal. */
   #interrupt(result: ToolResult): void {
-    if (this.#settled) return
+    if ((this.#flags & SETTLED) !== 0) return
     this.#finish(result)
     try {
       this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
@@ -727,8 +733,8 @@ export class Call implements ToolContext {
 
   /** Settles the call once: with `result`, or (no result) as a success with frozen `okData`. */
   #finish(settled: ToolResult | undefined, okData?: JsonValue): void {
-    if (this.#settled) return
-    this.#settled = true
+    if ((this.#flags & SETTLED) !== 0) return
+    this.#flags |= SETTLED
     const host = this.#host
     const entry = this.#entry
     if (this.#timer !== undefined) clearTimeout(this.#timer)
@@ -741,9 +747,9 @@ export class Call implements ToolContext {
       }
     }
     host.untrack(this)
-    if (this.#running) {
+    if ((this.#flags & RUNNING) !== 0) {
       // a body still running keeps the slot until it returns or settles
-      if (!this.#bodyActive) this.#leaveSlot()
+      if ((this.#flags & BODY_ACTIVE) === 0) this.#leaveSlot()
     } else if (entry.limiter !== undefined) {
       entry.limiter.withdraw(this)
     }
@@ -756,10 +762,10 @@ export class Call implements ToolContext {
       settled = ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE))
       view = viewOf(settled, this.callId)
     }
-    if (this.#replayed) view = replayedView(view)
+    if ((this.#flags & REPLAYED) !== 0) view = replayedView(view)
     this.#result = settled
     this.#view = view
-    this.#durationMs = performance.now() - this.#startedAt
+    this.#clock = performance.now() - this.#clock // from here on, the duration
     // the current pipeline's fan-out: a listener attached while the call ran hears its end
     const fanOut = (entry.pipeline as Pipeline<Call>).settle
     for (let i = 0; i < fanOut.length; i++) {
@@ -783,7 +789,7 @@ export class Call implements ToolContext {
       this.#resolve!(view)
     } else {
       const result = this.#canonicalResult()
-      this.#resolve!({ view, result, raw: this.#raw, ran: this.#ran, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
+      this.#resolve!({ view, result, raw: this.#raw, ran: (this.#flags & RAN) !== 0, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
     }
   }
 
@@ -839,7 +845,7 @@ export class Call implements ToolContext {
         }
       },
       spanProbe: (c) => {
-        if (c.#host.tracerReady(c.#startedAt)) stages.spanStart(c)
+        if (c.#host.tracerReady(c.#clock)) stages.spanStart(c)
       },
       permission: (c) => c.#checkPermission(),
       confirmation: (c) => c.#checkConfirmation(),
@@ -849,20 +855,20 @@ export class Call implements ToolContext {
       outputCheck: (c) => c.#checkOutput(),
       metricsEnd: (c) => {
         const settled = c.#result
-        if (settled === undefined) c.#host.metrics.succeeded(c.#entry.metricsId, c.#durationMs)
-        else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#durationMs)
+        if (settled === undefined) c.#host.metrics.succeeded(c.#entry.metricsId, c.#clock)
+        else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#clock)
       },
       ledgerEnd: (c) => {
         const ticket = c.#ticket
         if (ticket === undefined) return
         c.#ticket = undefined
         // settled while its body still runs (timed out, cancelled): what the body does is not known
-        const outcome = c.#bodyActive ? unknownOutcomeResult() : c.#canonicalResult()
+        const outcome = (c.#flags & BODY_ACTIVE) !== 0 ? unknownOutcomeResult() : c.#canonicalResult()
         const settled = c.#host.ledgerSettle(ticket, outcome, c.callId, c.#entry.name)
         c.#wait = c.#wait === undefined ? settled : Promise.all([c.#wait, settled])
       },
       breakerEnd: (c) => {
-        if (!c.#admittedByBreaker) return
+        if ((c.#flags & ADMITTED_BY_BREAKER) === 0) return
         const settled = c.#result
         const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
         c.#entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
@@ -870,7 +876,7 @@ export class Call implements ToolContext {
       parkSuspension: (c) => {
         const settled = c.#result
         // the park point of a body that asked for input: tm.resume continues it
-        if (settled !== undefined && c.#ran && settled.isPending()) {
+        if (settled !== undefined && (c.#flags & RAN) !== 0 && settled.isPending()) {
           const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs)
           if (parked !== undefined) c.#wait = c.#wait === undefined ? parked : Promise.all([c.#wait, parked])
         }
@@ -885,20 +891,20 @@ export class Call implements ToolContext {
       },
       evidence: (c) => {
         const store = c.#host.evidence
-        if (store !== undefined && c.#ran) c.#writeEvidence(store, c.#canonicalResult(), c.#durationMs)
+        if (store !== undefined && (c.#flags & RAN) !== 0) c.#writeEvidence(store, c.#canonicalResult(), c.#clock)
       },
       callEnd: (c) => {
         const host = c.#host
         if (!host.hasListeners('call_end')) return
         const result = c.#canonicalResult()
         const view = c.#view!
-        const { startMs, endMs } = wallSpan(c.#durationMs)
+        const { startMs, endMs } = wallSpan(c.#clock)
         const record = callRecord(c.callId, c.#entry.name, result, startMs, endMs, c.#attemptNo, host.canUndo(c.callId))
-        host.emit('call_end', { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#durationMs, result, view, record })
+        host.emit('call_end', { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#clock, result, view, record })
       },
       startQueued: (c) => {
-        if (c.#settled) return false
-        c.#running = true
+        if ((c.#flags & SETTLED) !== 0) return false
+        c.#flags |= RUNNING
         c.#proceed()
         return true
       },
