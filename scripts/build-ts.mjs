@@ -55,3 +55,10 @@ for (const file of files('dist').filter((f) => f.endsWith('.js') && !f.endsWith(
 }
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n')
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+// The same declarations beside the CommonJS files: under dist/cjs/ (a "commonjs" folder) they
+// describe CommonJS modules, so a TypeScript project compiled to CommonJS can import toolwire.
+for (const file of files('dist').filter((f) => f.endsWith('.d.ts') && !f.startsWith(join('dist', 'cjs')))) {
+  const out = join('dist', 'cjs', relative('dist', file))
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(out, readFileSync(file))
+}

@@ -39,6 +39,11 @@ export interface ViewModelFields {
    * with `code: 'skipped'` is the view of a call runtime policy skipped.
    */
   readonly disposition?: 'refused'
+  /**
+   * `true` on the recorded result of an earlier call that an `idempotencyKey` answered
+   * without running the tool again (docs/store.md); absent otherwise.
+   */
+  readonly replayed?: true
 }
 
 /** What the application sees of a call. `tm.call` never throws: every outcome is one of these. */

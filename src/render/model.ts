@@ -71,7 +71,7 @@ export interface ModelSource {
   readonly pending: PendingRequest | undefined
 }
 
-/** The source of a canonical result, a live view (its canonical result) or a copied view (its own fields). */
+/** The source of a canonical result, a live view (its canonical result) or a copied view (its own fields). @internal */
 export function sourceOf(input: ResultLike): ModelSource {
   const result = input instanceof ToolResult ? input : canonicalOf(input)
   if (result !== undefined) {
@@ -177,6 +177,7 @@ export { dispositionLabel }
  * wire cannot carry), all inside the untrusted-content delimiter when the result is
  * untrusted, so nothing a tool produced, an attachment's name included, follows the
  * closing tag.
+ * @internal
  */
 export function wireText(source: ModelSource, notes: readonly string[] = []): string {
   const text = notes.length > 0 ? `${source.text}\n${notes.join('\n')}` : source.text
@@ -215,7 +216,7 @@ export function toModel(input: ResultLike): ModelView {
   return Object.freeze(view)
 }
 
-/** The text with the failure stated in it (`Error: …`, `Refused: …`, `Pending: …`), unless it already is. */
+/** The text with the failure stated in it (`Error: …`, `Refused: …`, `Pending: …`), unless it already is. @internal */
 export function statedText(source: ModelSource, text: string): string {
   const label = dispositionLabel(source.disposition)
   if (label === undefined || text.startsWith(`${label}:`)) return text
@@ -264,6 +265,7 @@ export function carriedNote(part: ContentPart): string {
  * result a part is rendered without its name (a tool-chosen name never appears in a
  * wire field after the delimiter); a named part gets a `carriedNote` instead, which
  * `wireText` puts inside the delimiter.
+ * @internal
  */
 export function renderParts<T>(
   source: ModelSource,

@@ -397,7 +397,8 @@ export class Call implements ToolContext {
     let summarized: unknown
     let changes: unknown
     try {
-      summarized = def.summarize?.(this.#input)
+      // a custom summary is written from the input with its sensitive fields redacted, so it cannot show them
+      summarized = def.summarize?.(def.summarize === undefined ? undefined : redact(this.#input, this.#entry.sensitive))
       changes = def.previewChanges?.(this.#input)
     } catch (err) {
       return this.#fail(err)

@@ -76,7 +76,10 @@ export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchem
   readonly permission?: PermissionHook
   /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
   readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
-  /** The human summary of a confirmation (default: "Run <name> with <input's JSON form>", sensitive fields redacted). */
+  /**
+   * The human summary of a confirmation (default: "Run <name> with <input's JSON form>"). It is given the
+   * input's JSON form with sensitive fields redacted (`'[redacted]'`), so no summary can show them.
+   */
   summarize?(input: I): string | Promise<string>
   /** The changes a confirmed call would make, when known. Shown as a frozen copy, values under sensitive paths redacted. */
   previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
