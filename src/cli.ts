@@ -260,8 +260,15 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
   if (p.publicUrl !== undefined && !/^https?:\/\/[^/]+/i.test(p.publicUrl)) throw new UsageError('--public-url takes an http(s) URL')
   const listen = p.http === undefined ? undefined : parseListen(p.http)
   const durable = await durableOptions(rt, p, listen !== undefined)
+  let sweeping: ReturnType<typeof setInterval> | undefined
   try {
     const tm = await managerFor(rt, module, p.root, durable ?? {})
+    // with a store: runs a stopped instance left unfinished are reported as outcome unknown, once across instances
+    const recover = (tm as Partial<Pick<ToolManager, 'recover'>>).recover
+    if (durable !== undefined && typeof recover === 'function') {
+      sweeping = setInterval(() => void recover.call(tm), 60_000)
+      sweeping.unref()
+    }
     const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
     const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
     if (listen !== undefined) return await serveOverHttp(rt, tm, p, listen, what, debug, io, durable)
@@ -275,6 +282,7 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
     process.off('SIGTERM', stop)
     return 0
   } finally {
+    clearInterval(sweeping)
     await durable?.store.close().catch(() => undefined)
   }
 }

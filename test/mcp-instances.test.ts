@@ -579,3 +579,26 @@ describe('two `toolwire serve --http --stateless` processes on one store, behind
     }
   }, 600_000)
 })
+
+describe('toolwire serve --store', () => {
+  it('with --http needs TOOLWIRE_APPROVAL_SECRET, and takes only sqlite:<file> or postgres://…: usage errors (64), the connection string never echoed', async () => {
+    ensureBuilt()
+    const { spawnSync } = await import('node:child_process')
+    const run = (args: string[], extra: NodeJS.ProcessEnv = {}): { status: number | null; stderr: string } => {
+      const r = spawnSync(process.execPath, [cli, 'serve', ...args], { env: { ...process.env, TOOLWIRE_STORE: '', TOOLWIRE_APPROVAL_SECRET: '', ...extra }, encoding: 'utf8', timeout: 30_000 })
+      return { status: r.status, stderr: r.stderr }
+    }
+    const noSecret = run(['--http', '127.0.0.1:0', '--store', 'sqlite:/nonexistent/x.db'])
+    expect(noSecret.status).toBe(64)
+    expect(noSecret.stderr).toContain('TOOLWIRE_APPROVAL_SECRET')
+    const short = run(['--http', '127.0.0.1:0', '--store', 'sqlite:/nonexistent/x.db'], { TOOLWIRE_APPROVAL_SECRET: 'short' })
+    expect(short.status).toBe(64)
+    const bad = run(['--http', '127.0.0.1:0', '--store', 'mysql://x'], { TOOLWIRE_APPROVAL_SECRET: SECRET })
+    expect(bad.status).toBe(64)
+    expect(bad.stderr).toContain('--store takes sqlite:<file> or postgres://')
+    const unreachable = run(['--http', '127.0.0.1:0', '--store', 'postgres://user:hunter2-password@127.0.0.1:1/db'], { TOOLWIRE_APPROVAL_SECRET: SECRET })
+    expect(unreachable.status).toBe(64)
+    expect(unreachable.stderr).toContain('cannot open the store (postgres)')
+    expect(unreachable.stderr).not.toContain('hunter2')
+  }, 120_000)
+})
