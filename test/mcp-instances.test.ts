@@ -602,3 +602,62 @@ describe('toolwire serve --store', () => {
     expect(unreachable.stderr).not.toContain('hunter2')
   }, 120_000)
 })
+
+describe('a restart loses no call: close() drains the requests in flight', () => {
+  it('a call running when close() is called still answers; a request arriving meanwhile on an open connection gets 503 (nothing ran), a new connection is refused', async () => {
+    let started!: () => void
+    const running = new Promise<void>((r) => (started = r))
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    const ran: string[] = []
+    const tm = new ToolManager()
+    tm.register({
+      name: 'hold',
+      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      run: async ({ id }: { id: string }) => {
+        started()
+        await released
+        ran.push(id)
+        return { id }
+      },
+    })
+    tm.register({ name: 'other', inputSchema: { type: 'object' }, run: () => ran.push('other') })
+    const served = await serveHttp(tm, { stateless: true })
+    const { Agent } = await import('node:http')
+    // one kept-alive connection, opened before close(): a request on it after close() must not run
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 })
+    const post = (body: object): Promise<{ status: number; text: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request(served.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' } }, (res) => {
+          let text = ''
+          res.on('data', (c: Buffer) => (text += c.toString()))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+        })
+        req.on('error', reject)
+        req.end(JSON.stringify(body))
+      })
+    const call = (name: string, args: object, id: number): object => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+    try {
+      expect((await post(call('other', {}, 1))).status).toBe(200) // warms the second socket
+      ran.length = 0
+      const first = post(call('hold', { id: 'in-flight' }, 2))
+      await running
+      const closing = served.close()
+      const during = await post(call('other', {}, 3)).catch((error: NodeJS.ErrnoException) => ({ status: 0, text: error.code ?? '' }))
+      // a kept-alive socket gets 503 (or is closed before any answer); either way nothing ran
+      expect([503, 0]).toContain(during.status)
+      if (during.status === 503) expect(during.text).toContain('shutting down')
+      await expect(fetch(served.url, { method: 'POST', body: '{}' })).rejects.toThrow()
+      release()
+      const answered = await first
+      expect(answered.status).toBe(200)
+      expect(answered.text).toContain('in-flight')
+      await closing
+      expect(ran).toEqual(['in-flight'])
+    } finally {
+      release()
+      agent.destroy()
+      await served.close()
+    }
+  })
+})
