@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
@@ -197,6 +197,27 @@ for (const [kind, opener] of stores) {
         expect((await fetch(link)).status).toBe(410)
       } finally {
         await late.close()
+      }
+    })
+
+    it('URL elicitation on A, the link approved on B: B runs the call once; A sees the store change and answers that it was already answered (confirmation_used)', async () => {
+      const client = new Client({ name: 'url-elicitation', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } })
+      let approval: Promise<{ status: number; text: string }> | undefined
+      client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        const { url } = req.params as { url: string }
+        approval = (async () => form(on(url, b), { decision: 'approve', csrf: csrfOf(await (await fetch(on(url, b))).text()) }))()
+        return { action: 'accept' }
+      })
+      await client.connect(new StreamableHTTPClientTransport(new URL(a.url)))
+      try {
+        const result = (await client.callTool({ name: 'pay', arguments: { invoice: 'INV-8', amount: 5 } })) as CallToolResult
+        expect((await approval!).text).toContain('<code id="outcome">ok</code>')
+        expect(runs.filter((r) => r.startsWith('INV-8@'))).toEqual(['INV-8@B'])
+        expect(result.isError).toBe(true)
+        // refused confirmation_used: the call ran once, on B, and its result is on B's page
+        expect(JSON.stringify(result.content)).toContain('This confirmation was already answered')
+      } finally {
+        await client.close()
       }
     })
 
