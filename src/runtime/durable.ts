@@ -353,6 +353,18 @@ export class Durable {
     return run
   }
 
+  /**
+   * The sweep a manager runs once by itself when it is made: on the next turn of the event
+   * loop (`setImmediate`), so that listeners attached right after `new ToolManager(...)` get
+   * its `call_end` events. Like any sweep it reports only runs whose lease ran out (a live
+   * instance's runs are left alone), each once across instances (the store's sweep claims it).
+   * A sweep asked for meanwhile (`tm.recover()`) runs after it.
+   */
+  sweepSoon(host: DurableHost): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    this.sweeping = new Promise<void>((resolve) => setImmediate(resolve))
+    return this.sweep(host)
+  }
+
   // ------------------------------------------------------------ undo
 
   /** Records an undo payload for a call (once per call). */

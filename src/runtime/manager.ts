@@ -169,6 +169,8 @@ export class ToolManager {
         : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs })
     this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
     this.durableHost = this.makeDurableHost()
+    // runs a crash left unknown (lease run out) are reported once, on the next turn: listeners attached now see them
+    if (this.durable !== undefined) this.durable.sweepSoon(this.durableHost).catch((err: unknown) => this.reportError('', 'recover', err))
     this.host = {
       metrics: this.metricsBuffer,
       tracer: this.tracer,
