@@ -19,6 +19,7 @@ import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/m
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
 import { MemoryStore, openPostgresStore, openSqliteStore, randomId, type ToolStore } from '../src/runtime/store/index.js'
+import { sqliteUnusable } from './support.js'
 
 const PG_URL = process.env.TOOLWIRE_PG_URL ?? process.env.DATABASE_URL
 if (PG_URL === undefined) {

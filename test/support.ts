@@ -32,3 +32,19 @@ export function referencePath(...parts: string[]): string | undefined {
   console.warn(`SKIP: ${reason}`)
   return undefined
 }
+
+/**
+ * Why the SQLite store cannot run here, or undefined when it can: better-sqlite3 is compiled for
+ * the Node.js that installed it, so on another major (the node matrix) the SQLite cases skip
+ * with this reason.
+ */
+export async function sqliteUnusable(): Promise<string | undefined> {
+  try {
+    const { default: Database } = await import('better-sqlite3')
+    new Database(':memory:').close()
+    return undefined
+  } catch (err) {
+    if (!String((err as Error).message).includes('NODE_MODULE_VERSION')) throw err
+    return `better-sqlite3 was compiled for another Node.js than ${process.version}: the SQLite cases are skipped on this one`
+  }
+}
