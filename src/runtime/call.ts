@@ -420,7 +420,7 @@ export class Call implements ToolContext {
         return this.#fail(err)
       }
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
-      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs)
+      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
       if (parked === undefined) this.#finish(result)
       else this.#wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
@@ -878,7 +878,7 @@ export class Call implements ToolContext {
         const settled = c.#result
         // the park point of a body that asked for input: tm.resume continues it
         if (settled !== undefined && (c.#flags & RAN) !== 0 && settled.isPending()) {
-          const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs)
+          const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs, c.#options?.idempotencyKey)
           if (parked !== undefined) c.#wait = c.#wait === undefined ? parked : Promise.all([c.#wait, parked])
         }
       },

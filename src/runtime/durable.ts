@@ -23,7 +23,8 @@ import { refusalError, toolError, ToolResult } from '../core/result.js'
 import type { JsonValue } from '../core/types.js'
 import type { CallResult } from '../core/view.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from './store/approval.js'
-import { inputHash, openInput, randomId, sealInput, type StoreKey } from './store/codec.js'
+import { inputHash, inputHashKey, keyBytes, keyedInputHash, openInput, randomId, sealInput, type StoreKey } from './store/codec.js'
+import { redact } from '../core/redact.js'
 import type { ClaimResult, ParkedCall, ParkedKind, ToolStore, UndoEntry } from './store/types.js'
 import type { LedgerGate, LedgerTicket } from './types.js'
 
@@ -64,6 +65,8 @@ export interface LocalParked {
   readonly callId: string
   readonly input: unknown
   readonly timeoutMs: number | undefined
+  /** The call's idempotency key: its confirmed or resumed run records it in the ledger. */
+  readonly idempotencyKey: string | undefined
 }
 
 /** What the durable layer needs of its manager. */
@@ -75,7 +78,7 @@ export interface DurableHost {
   /** Whether a tool of this name is registered. */
   hasTool(name: string): boolean
   /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown): Promise<CallResult>
+  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events. */
   early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
   /** Reports a store failure (the `error` event). Never throws. */
@@ -146,6 +149,8 @@ export class Durable {
   /** Call ids with a durable undo written by this process (for `canUndo`, bounded). */
   private readonly undoable = new Set<string>()
   private sweeping: Promise<unknown> = Promise.resolve()
+  /** The key of every input hash this manager hands out or stores (from the store key, else the approval secret). */
+  private readonly hashKey: Buffer | undefined
 
   constructor(options: DurableOptions) {
     this.store = options.store
@@ -153,6 +158,26 @@ export class Durable {
     this.secret = options.approvalSecret
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
     if (this.secret !== undefined) signApproval(this.secret, { confirmationId: '', callId: '', tool: '', inputHash: '' }) // a short secret throws now
+    this.hashKey = this.key !== undefined ? inputHashKey(keyBytes(this.key)) : this.secret !== undefined ? inputHashKey(this.secret) : undefined
+  }
+
+  /**
+   * The input's hash as tokens and the store keep it: keyed (HMAC) with a store key or an
+   * approval secret, so it reveals nothing of the input; with neither, the hash of the input with
+   * its sensitive fields redacted (two inputs that differ only there then hash the same).
+   * @throws TypeError when the input has no JSON form.
+   */
+  hashInput(input: unknown, sensitive: ReadonlySet<string> | undefined): string {
+    return this.hashKey !== undefined ? keyedInputHash(this.hashKey, input) : inputHash(redact(input, sensitive))
+  }
+
+  /** {@link hashInput} of a token's call, or `''` for an input with no JSON form (it then matches no token). */
+  private safeHash(input: unknown): string {
+    try {
+      return this.hashInput(input, undefined)
+    } catch {
+      return ''
+    }
   }
 
   // ------------------------------------------------------------ parking
@@ -164,13 +189,23 @@ export class Durable {
   newConfirmation(tool: string, callId: string, input: unknown): { readonly id: string; readonly handle: string } {
     const id = randomId('c_')
     if (this.secret === undefined) return { id, handle: id }
-    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool, inputHash: inputHash(input) }) }
+    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool, inputHash: this.hashInput(input, undefined) }) }
   }
 
   /** Parks a call in the store: the input redacted, and sealed with the store key when there is one. */
-  park(id: string, kind: ParkedKind, tool: string, callId: string, input: unknown, sensitive: ReadonlySet<string> | undefined, timeoutMs: number | undefined, expiresAt: number): Promise<void> {
+  park(
+    id: string,
+    kind: ParkedKind,
+    tool: string,
+    callId: string,
+    input: unknown,
+    sensitive: ReadonlySet<string> | undefined,
+    timeoutMs: number | undefined,
+    expiresAt: number,
+    idempotencyKey?: string,
+  ): Promise<void> {
     const stored = sealInput(id, input, sensitive, this.key)
-    return this.store.park({ id, kind, tool, callId, input: stored, inputHash: inputHash(input), expiresAt, data: timeoutMs === undefined ? null : { timeoutMs } })
+    return this.store.park({ id, kind, tool, callId, input: stored, inputHash: this.hashInput(input, sensitive), expiresAt, data: parkedData(timeoutMs, idempotencyKey) })
   }
 
   // ------------------------------------------------------------ confirm and resume
@@ -202,12 +237,12 @@ export class Durable {
       claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
     try {
       const local = host.local(id)
-      let parked: { readonly tool: string; readonly callId: string; readonly timeoutMs: number | undefined }
+      let parked: { readonly tool: string; readonly callId: string; readonly timeoutMs: number | undefined; readonly idempotencyKey: string | undefined }
       let input: unknown
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
         if (local.kind !== kind) return await unknown()
-        if (unbound(local, () => safeHash(local.input))) return await this.refuse(host, APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
+        if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(host, APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
         parked = local
         input = local.input
       } else {
@@ -231,7 +266,7 @@ export class Durable {
         if (input === undefined) {
           return await this.refuse(host, INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
         }
-        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre) }
+        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }
       }
       if (!host.hasTool(parked.tool)) {
         return await this.refuse(host, 'unknown_tool', unknownToolText(parked.tool), parked.tool, parked.callId)
@@ -240,7 +275,7 @@ export class Durable {
       if (!claim.ok) return await this.refusedClaim(kind, claim.reason, host)
       host.forget(id)
       const call = claim.call
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer)
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey)
       try {
         await this.store.finish(id, claim.fence)
       } catch (err) {
@@ -284,12 +319,20 @@ export class Durable {
    * never settled answers `outcome_unknown`. An idempotent tool called without a key passes.
    * Never rejects.
    */
-  async begin(key: string | undefined, tool: string, idempotent: boolean, callId: string, input: unknown, host: Pick<DurableHost, 'reportError'>): Promise<LedgerGate> {
+  async begin(
+    key: string | undefined,
+    tool: string,
+    idempotent: boolean,
+    callId: string,
+    input: unknown,
+    sensitive: ReadonlySet<string> | undefined,
+    host: Pick<DurableHost, 'reportError'>,
+  ): Promise<LedgerGate> {
     if (key === undefined && idempotent) return PASS
     const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
-      begun = await this.store.begin(lk, key === undefined ? '' : inputHash(input), { callId, leaseMs: this.leaseMs })
+      begun = await this.store.begin(lk, key === undefined ? '' : this.hashInput(input, sensitive), { callId, leaseMs: this.leaseMs })
     } catch (err) {
       host.reportError(callId, tool, err)
       return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, STORE_TEXTS.callNotRecorded) }
@@ -395,13 +438,18 @@ export class Durable {
   }
 }
 
-/** {@link inputHash}, or `''` for an input with no JSON form (it then matches no token). */
-function safeHash(input: unknown): string {
-  try {
-    return inputHash(input)
-  } catch {
-    return ''
-  }
+
+/** What a parked call keeps of its options: the timeout and the idempotency key, when it has them. */
+function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined): JsonValue {
+  if (timeoutMs === undefined && idempotencyKey === undefined) return null
+  return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }
+}
+
+function keyOf(call: ParkedCall): string | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  const k = (data as { idempotencyKey?: JsonValue }).idempotencyKey
+  return typeof k === 'string' ? k : undefined
 }
 
 function timeoutOf(call: ParkedCall): number | undefined {

@@ -188,9 +188,9 @@ export class ToolManager {
         const id = globalThis.crypto.randomUUID()
         return { id, handle: id }
       },
-      park: (id, kind, entry, input, callId, timeoutMs) => this.park(id, kind, entry, input, callId, timeoutMs),
+      park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),
       ledgerBegin: (entry, callId, input, key) =>
-        this.durable!.begin(key, entry.name, entry.def.hints?.idempotent === true, callId, input, this.durableHost),
+        this.durable!.begin(key, entry.name, entry.def.hints?.idempotent === true, callId, input, entry.sensitive, this.durableHost),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.settle(ticket, result, callId, tool, this.durableHost),
       track: (call) => this.track(call as Call),
       untrack: (call) => this.untrack(call as Call),
@@ -488,16 +488,17 @@ export class ToolManager {
   }
 
   /** Parks a call under `id` until confirmed or resumed; with a store, resolves once the store holds it. */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void | Promise<void> {
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void> {
     this.sweepParked()
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    const options = timeoutMs === undefined ? undefined : { timeoutMs }
+    // what the confirmed or resumed run keeps of the call's options: its timeout and its idempotency key
+    const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
     this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
     if (this.durable === undefined) return
     try {
-      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, expiresAt).catch((err: unknown) => this.reportError(callId, entry.name, err))
+      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, expiresAt, idempotencyKey).catch((err: unknown) => this.reportError(callId, entry.name, err))
     } catch (err) {
       this.reportError(callId, entry.name, err)
     }
@@ -508,15 +509,17 @@ export class ToolManager {
     return {
       local: (id) => {
         const p = this.parked.get(id)
-        return p === undefined ? undefined : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs }
+        return p === undefined
+          ? undefined
+          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey }
       },
       forget: (id) => {
         this.parked.delete(id)
       },
       hasTool: (name) => this.tools.has(name),
-      run: (kind, tool, callId, input, timeoutMs, answer) => {
+      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey) => {
         const entry = this.tools.get(tool)!
-        const options = timeoutMs === undefined ? undefined : { timeoutMs }
+        const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
         if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
         const handler = entry.def.resume
         if (typeof handler !== 'function') {

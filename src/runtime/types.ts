@@ -70,7 +70,7 @@ export interface CallHost {
    * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline).
    * With a store, resolves once the store holds it (never rejects: a failure is reported).
    */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined): void | Promise<void>
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void>
   /** With a store: the ledger gate before the body (see durable.ts). */
   ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
   /** With a store: settles the call's ledger key with its result. Never rejects. */

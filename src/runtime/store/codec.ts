@@ -4,7 +4,7 @@
  * and, when the app gives a key, sealed whole with AES-256-GCM so that another process can
  * run the call with the real input.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { redact } from '../../core/redact.js'
 import { toFrozenJson } from '../../core/json.js'
 import type { JsonValue } from '../../core/types.js'
@@ -40,6 +40,20 @@ export function randomId(prefix = ''): string {
 
 /** An AES-256 key: 32 bytes, or their base64 / hex text. */
 export type StoreKey = Uint8Array | string
+
+/**
+ * A keyed {@link inputHash}: HMAC-SHA256 of the canonical JSON text under `key`. A hash that is
+ * handed out (in an approval token) or stored must be keyed, or a low-entropy field of the input
+ * (a PIN) could be recovered from it by trying values.
+ */
+export function keyedInputHash(key: Uint8Array, value: unknown): string {
+  return createHmac('sha256', key).update(canonicalJson(value), 'utf8').digest('hex')
+}
+
+/** The key of {@link keyedInputHash}, derived from a store key or an approval secret (never the same bytes as either). */
+export function inputHashKey(secret: Uint8Array | string): Buffer {
+  return createHash('sha256').update('toolwire input hash v1\u0000', 'utf8').update(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret).digest()
+}
 
 /** The 32 bytes of a key. @throws TypeError when it is not 32 bytes. */
 export function keyBytes(key: StoreKey): Buffer {
