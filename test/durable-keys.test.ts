@@ -61,4 +61,42 @@ describe('a durable manager', () => {
     const [row] = await store.listParked()
     expect(row?.inputHash).toBe(inputHash({ user: 'ann', pin: '[redacted]' }))
   })
+
+  it('frees a key whose call timed out before its body ran: the retry runs instead of replaying the timeout', async () => {
+    let gate: Promise<void> | undefined
+    let answered!: () => void
+    const ledgerAnswered = new Promise<void>((resolve) => (answered = resolve))
+    class SlowStore extends MemoryStore {
+      override async begin(...args: Parameters<MemoryStore['begin']>): ReturnType<MemoryStore['begin']> {
+        await gate
+        return super.begin(...args)
+      }
+      // the first call's key is either given back or settled: the test waits for whichever comes
+      override async release(key: string, token: string): Promise<boolean> {
+        const freed = await super.release(key, token)
+        answered()
+        return freed
+      }
+      override async settle(...args: Parameters<MemoryStore['settle']>): Promise<boolean> {
+        const done = await super.settle(...args)
+        answered()
+        return done
+      }
+    }
+    const store = new SlowStore()
+    const tm = new ToolManager({ store })
+    let runs = 0
+    tm.register({ name: 'send', inputSchema: schema, run: () => ({ sent: ++runs }) })
+    let open!: () => void
+    gate = new Promise((resolve) => (open = resolve))
+    const first = tm.call('send', { user: 'ann' }, { idempotencyKey: 'mail-1', timeoutMs: 5 })
+    expect(await first).toMatchObject({ status: 'error', kind: 'timeout' })
+    open()
+    await ledgerAnswered
+    gate = undefined
+    const retry = await tm.call('send', { user: 'ann' }, { idempotencyKey: 'mail-1' })
+    expect(retry).toMatchObject({ status: 'ok', data: { sent: 1 } })
+    expect(retry).not.toHaveProperty('replayed')
+    expect(runs).toBe(1)
+  })
 })

@@ -486,9 +486,10 @@ export class Call implements ToolContext {
           const gate = g as LedgerGate
           if (gate.run) {
             this.#ticket = gate.ticket
-            // settled while the store answered (timeout, cancel): the key settles with that outcome
+            // settled while the store answered (timeout, cancel): the body never ran, so the key is
+            // free again and a retry runs afresh (settling it would replay the timeout for ever)
             if ((this.#flags & SETTLED) !== 0) {
-              if (gate.ticket !== undefined) void this.#host.ledgerSettle(gate.ticket, this.#canonicalResult(), this.callId, this.#entry.name)
+              if (gate.ticket !== undefined) void this.#host.ledgerRelease(gate.ticket, this.callId, this.#entry.name)
               return
             }
             return this.#proceed()

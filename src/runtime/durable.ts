@@ -372,6 +372,15 @@ export class Durable {
     }
   }
 
+  /** Frees a ticket's key: the call ended (timed out, cancelled) before its body ran, so a retry runs afresh. Never rejects. */
+  async release(ticket: LedgerTicket, callId: string, tool: string, host: Pick<DurableHost, 'reportError'>): Promise<void> {
+    try {
+      await this.store.release(ticket.key, ticket.token)
+    } catch (err) {
+      host.reportError(callId, tool, err)
+    }
+  }
+
   /**
    * Marks runs whose lease ran out (their process died) as outcome unknown, and reports each
    * once across instances (`call_end` and the evidence). Sweeps run one after another.

@@ -192,6 +192,7 @@ export class ToolManager {
       ledgerBegin: (entry, callId, input, key) =>
         this.durable!.begin(key, entry.name, entry.def.hints?.idempotent === true, callId, input, entry.sensitive, this.durableHost),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.settle(ticket, result, callId, tool, this.durableHost),
+      ledgerRelease: (ticket, callId, tool) => this.durable!.release(ticket, callId, tool, this.durableHost),
       track: (call) => this.track(call as Call),
       untrack: (call) => this.untrack(call as Call),
     }

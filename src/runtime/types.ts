@@ -75,6 +75,8 @@ export interface CallHost {
   ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
   /** With a store: settles the call's ledger key with its result. Never rejects. */
   ledgerSettle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void>
+  /** With a store: frees the call's ledger key, its body never ran. Never rejects. */
+  ledgerRelease(ticket: LedgerTicket, callId: string, tool: string): Promise<void>
   /** Adds and removes a call from the in-flight index (`tm.cancel`). */
   track(call: ToolContext): void
   untrack(call: ToolContext): void

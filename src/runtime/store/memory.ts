@@ -139,6 +139,13 @@ export class MemoryStore implements ToolStore {
     return true
   }
 
+  async release(key: string, token: string): Promise<boolean> {
+    const row = this.ledger.get(key)
+    if (row === undefined || row.state !== 'in_flight' || row.token !== token) return false
+    this.ledger.delete(key)
+    return true
+  }
+
   async sweep(): Promise<SweepResult> {
     const now = this.now()
     const keys: { key: string; callId: string; startedAt: number }[] = []

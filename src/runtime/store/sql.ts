@@ -247,6 +247,10 @@ export class SqlStore implements ToolStore {
     return n === 1
   }
 
+  async release(key: string, token: string): Promise<boolean> {
+    return (await this.db.run(`DELETE FROM toolwire_ledger WHERE key = ? AND token = ? AND state = 'in_flight'`, [key, token])) === 1
+  }
+
   async sweep(): Promise<SweepResult> {
     const now = this.now()
     const keys = await this.db.all(

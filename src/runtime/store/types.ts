@@ -129,6 +129,8 @@ export interface ToolStore {
   begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult>
   /** in flight → settled with `result`, only for the holder of `token`. Whether it was. */
   settle(key: string, token: string, result: JsonValue): Promise<boolean>
+  /** in flight → free again, only for the holder of `token`: the call holding it ended before its body ran. Whether it was. */
+  release(key: string, token: string): Promise<boolean>
   /** Marks in-flight keys and running parked calls whose lease ran out as outcome unknown; each is returned by one sweep only. */
   sweep(): Promise<SweepResult>
 
