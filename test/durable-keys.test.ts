@@ -3,7 +3,7 @@
 // store were plain SHA-256 of the whole input (a PIN could be recovered by trying values).
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/index.js'
-import { inputHash, MemoryStore, verifyApproval } from '../src/runtime/store/index.js'
+import { inputHash, MemoryStore, openPostgresStore, verifyApproval } from '../src/runtime/store/index.js'
 
 const SECRET = 'a-test-approval-secret-of-32-bytes!!'
 const schema = { type: 'object', properties: { user: { type: 'string' }, pin: { type: 'string' } } } as const
@@ -98,5 +98,9 @@ describe('a durable manager', () => {
     expect(retry).toMatchObject({ status: 'ok', data: { sent: 1 } })
     expect(retry).not.toHaveProperty('replayed')
     expect(runs).toBe(1)
+  })
+
+  it('refuses a PostgreSQL schema name that search_path would fold to another (upper case) before connecting', async () => {
+    await expect(openPostgresStore({ connectionString: 'postgres://nobody@127.0.0.1:1/none', schema: 'TenantB' })).rejects.toThrow(/lower-case SQL identifier/)
   })
 })

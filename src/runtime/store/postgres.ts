@@ -122,7 +122,8 @@ async function migrate(pool: PgPool, schema: string | undefined): Promise<void> 
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
   const { schema } = options
-  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) throw new TypeError('toolwire: schema must be a plain SQL identifier')
+  // lower case only: the search_path option folds an unquoted name to lower case, the CREATE SCHEMA above quotes it
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new TypeError('toolwire: schema must be a plain lower-case SQL identifier ([a-z_][a-z0-9_]*)')
   let pool = options.pool
   const owned = pool === undefined
   if (pool === undefined) {
