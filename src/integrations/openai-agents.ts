@@ -24,6 +24,7 @@ import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { toOpenAIResponses, type OpenAIResponsesOutputItem } from '../render/openai.js'
 import { approvalNeeded, freshCallId, listedTools, runCall, type ListedTool } from './shared.js'
+import { objectSchema } from './providers/declare.js'
 
 export { denyApproval, pendingApproval } from './shared.js'
 export type { PendingApproval } from './shared.js'
@@ -87,7 +88,8 @@ const VIEW_LIMIT = 1000
 
 function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
   const views = new Map<string, CallResult>()
-  const schema = (typeof listed.inputSchema === 'object' ? listed.inputSchema : { type: 'object' }) as FunctionTool['parameters']
+  // the declaration every provider helper gives: an object schema without `$schema`
+  const schema = objectSchema(listed.inputSchema as Parameters<typeof objectSchema>[0]) as FunctionTool['parameters']
   return {
     type: 'function',
     name: listed.name,

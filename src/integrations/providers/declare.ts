@@ -45,8 +45,8 @@ export interface GeminiTool {
   readonly functionDeclarations: GeminiFunctionDeclaration[]
 }
 
-/** The tool's input schema as an object schema (providers want `type: "object"` at the root); `$schema` left out. */
-function objectSchema(schema: JsonSchema): JsonSchemaObject {
+/** The tool's input schema as an object schema (providers want `type: "object"` at the root); `$schema` left out. @internal */
+export function objectSchema(schema: JsonSchema): JsonSchemaObject {
   if (typeof schema === 'boolean') return { type: 'object' }
   const { $schema: _drop, ...rest } = schema as JsonSchemaObject
   return rest.type === undefined ? { type: 'object', ...rest } : rest
