@@ -72,7 +72,11 @@ function adoptsNever(v: HV): boolean {
 
 /** Whether a body never settles, even when its signal aborts (it may hold its concurrency slot for good). */
 export function neverSettles(body: Body): boolean {
-  return body.b === 'hangForever' || (body.b === 'return' && adoptsNever(body.v))
+  // `return`, `ctxAbuse` and a `hangSignal` that resolves on abort all settle with their value:
+  // a never-settling thenable there holds the slot
+  if (body.b === 'hangForever') return true
+  if (body.b === 'return' || body.b === 'ctxAbuse' || (body.b === 'hangSignal' && body.then === 'resolve')) return adoptsNever(body.v)
+  return false
 }
 
 /** A tool's hostile declaration. */
