@@ -13,6 +13,7 @@
 //
 // Without TOOLWIRE_PG_URL the PostgreSQL cases are skipped with the reason printed (under CI=true they fail).
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -223,6 +224,30 @@ for (const [kind, opener] of stores) {
       } finally {
         await client.close()
       }
+    })
+
+    it.each([
+      ['50 KB', 50_000],
+      ['1 MB', 1_000_000],
+    ])('a %s input: the link stays short, opens and approves on the other instance once, and the call runs with the whole input', async (_, size) => {
+      // random text: a sealed copy of it would not compress into a URL
+      const invoice = `INV-BIG-${randomBytes(size).toString('base64url').slice(0, size)}`
+      const { link } = await held(a.url, invoice)
+      expect(link.length).toBeLessThan(4096)
+      const page = await fetch(on(link, b))
+      expect(page.status).toBe(200)
+      const html = await page.text()
+      expect(html).toContain(`Pay 120 EUR for invoice ${invoice.slice(0, 200)}`)
+      expect(html).toContain('id="shortened"')
+      expect(html.length).toBeLessThan(20_000)
+      const csrf = csrfOf(html)
+      const approved = await form(on(link, b), { decision: 'approve', csrf })
+      expect(approved.status).toBe(200)
+      expect(approved.text).toContain('<code id="outcome">ok</code>')
+      expect(runs.filter((r) => r === `${invoice}@B`)).toHaveLength(1)
+      expect((await form(link, { decision: 'approve', csrf })).status).toBe(410)
+      expect((await fetch(on(link, b))).status).toBe(410)
+      expect(runs.filter((r) => r.startsWith(invoice))).toHaveLength(1)
     })
 
     it('a link past its own time, altered, or sealed with another secret is 410 on every instance', async () => {

@@ -7,9 +7,12 @@
  * instance that made it, until it is used, the confirmation is answered another way, or it
  * expires. `SharedConfirmationPages` (a manager with a durable store, and the approval
  * secret its instances share) keeps nothing in memory that a link needs: the link carries
- * its page, sealed (AES-256-GCM under a key derived from the secret), the CSRF token is an
- * HMAC of the link under the secret, and whether the link is still good is the parked
- * call's state in the store, whose claim makes it single-use across instances. No MCP SDK import.
+ * the parked row's id, the `confirmId` and a short page (the summary clipped, the changes
+ * only when they fit), sealed (AES-256-GCM under a key derived from the secret), so it stays
+ * a couple of kilobytes whatever the input's size; the input itself is read from the store
+ * when the call is approved. The CSRF token is an HMAC of the link under the secret, and
+ * whether the link is still good is the parked call's state in the store, whose claim makes
+ * it single-use across instances. No MCP SDK import.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -98,6 +101,19 @@ interface PageEntry {
   readonly summary: string
   readonly changes: readonly FieldChange[] | undefined
   readonly expiresAt: number
+  /** The whole summary's length when `summary` was clipped to fit a link. */
+  readonly summaryLength?: number
+}
+
+/** The most of a summary a page shows, and a shared link carries (a default summary holds the whole input). */
+const PAGE_SUMMARY_CHARS = 1000
+
+/** The summary as the page shows it: at most `PAGE_SUMMARY_CHARS`, saying so when it was shortened. */
+function shownSummary(entry: PageEntry): string {
+  const length = Math.max(entry.summaryLength ?? 0, entry.summary.length)
+  if (length === entry.summary.length && length <= PAGE_SUMMARY_CHARS) return escapeHtml(entry.summary)
+  const text = entry.summary.slice(0, PAGE_SUMMARY_CHARS)
+  return `${escapeHtml(text)}… <small id="shortened">(shortened: the whole summary is ${length.toLocaleString('en')} characters)</small>`
 }
 
 /** The page of a link still good: the call, its changes, Approve and Deny. */
@@ -113,7 +129,7 @@ function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string): void 
     200,
     'Confirm a tool call',
     `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
-      `<p id="summary" style="font-size:1.2rem">${escapeHtml(entry.summary)}</p>${changes}` +
+      `<p id="summary" style="font-size:1.2rem">${shownSummary(entry)}</p>${changes}` +
       `<form method="post"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">` +
       '<button id="approve" type="submit" name="decision" value="approve">Approve</button>' +
       '<button id="deny" type="submit" name="decision" value="deny">Deny</button></form>' +
@@ -125,12 +141,12 @@ function gonePage(res: ServerResponse): void {
   page(res, 410, 'This link is no longer valid', '<p>It was already used, the call was answered another way, or it expired. Nothing was run from this page.</p>')
 }
 
-function outcomePage(res: ServerResponse, approve: boolean, summary: string, view: CallResult): void {
+function outcomePage(res: ServerResponse, approve: boolean, entry: PageEntry, view: CallResult): void {
   const outcome =
     view.status === 'refused'
       ? `<p>Not run: <code id="outcome">${escapeHtml(view.code)}</code> (${escapeHtml(view.message)}).</p>`
       : `<p>The call ran: <code id="outcome">${escapeHtml(view.status)}</code>.</p>`
-  page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${escapeHtml(summary)}</p>${outcome}<p>You can close this page.</p>`)
+  page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${shownSummary(entry)}</p>${outcome}<p>You can close this page.</p>`)
 }
 
 /** The decision of a POST whose form carries `csrf`; `undefined` once it has answered 405 or 403. */
@@ -284,7 +300,7 @@ export class ConfirmationPages {
       return
     }
     for (const resolve of waiting ?? []) resolve(view)
-    outcomePage(res, approve, entry.summary, view)
+    outcomePage(res, approve, entry, view)
   }
 }
 
@@ -315,8 +331,14 @@ interface SealedEntry extends PageEntry {
 }
 
 const SEAL_VERSION = 'p1'
-/** The largest sealed page (compressed) a link carries; beyond, the changes are left out of the page. */
-const SEAL_MAX_BYTES = 6000
+/**
+ * The largest sealed page (compressed) a link carries: the summary is clipped to
+ * `PAGE_SUMMARY_CHARS`, then the changes are left out, then the summary is clipped to
+ * `SEAL_MIN_SUMMARY_CHARS`, so a link stays near 2 KB whatever the input's size (a default
+ * summary holds the whole input; the input itself is read from the store on approval).
+ */
+const SEAL_MAX_BYTES = 1500
+const SEAL_MIN_SUMMARY_CHARS = 200
 const SHARED_SHAPE = /^p1\.[A-Za-z0-9_-]{40,12000}$/
 /** The parked states after which a link is no longer good. */
 const ENDED = new Set(['done', 'denied', 'expired', 'unknown'])
@@ -331,8 +353,9 @@ function secretBuffer(secret: string | Uint8Array): Buffer {
 
 /**
  * Approval links any instance on a shared store can serve: nothing a link needs is held in
- * memory. The link is `/confirm/p1.<sealed>`: the page (tool, summary, redacted changes,
- * expiry, the `confirmId`) compressed and sealed with AES-256-GCM under a key derived from
+ * memory. The link is `/confirm/p1.<sealed>`: the parked row's id, the `confirmId`, the tool,
+ * the expiry and a short page (the summary clipped to `PAGE_SUMMARY_CHARS`, the redacted
+ * changes when they fit), compressed and sealed with AES-256-GCM under a key derived from
  * the shared secret. Its CSRF token is an HMAC of the link under another derived key. A link
  * is good while its confirmation is parked in the store; the decision goes through
  * `tm.confirm`, whose claim in the store lets exactly one decision apply across instances.
@@ -369,10 +392,26 @@ export class SharedConfirmationPages implements ConfirmationLinks {
   }
 
   private seal(entry: SealedEntry): string {
-    const full = [entry.handle, entry.id, entry.tool, entry.summary, entry.expiresAt, entry.changes ?? null]
-    let plain = deflateRawSync(Buffer.from(JSON.stringify(full), 'utf8'))
-    // a link must stay a URL: too many changes are left to the client's own view of the call
-    if (plain.length > SEAL_MAX_BYTES) plain = deflateRawSync(Buffer.from(JSON.stringify([...full.slice(0, 5), null]), 'utf8'))
+    const length = entry.summary.length
+    const packed = (summaryChars: number, changes: boolean): Buffer =>
+      deflateRawSync(
+        Buffer.from(
+          JSON.stringify([
+            entry.handle,
+            entry.id,
+            entry.tool,
+            entry.summary.slice(0, summaryChars),
+            entry.expiresAt,
+            changes ? (entry.changes ?? null) : null,
+            length > summaryChars ? length : null,
+          ]),
+          'utf8',
+        ),
+      )
+    // a link must stay a short URL: what does not fit is left to the client's own view of the call
+    let plain = packed(PAGE_SUMMARY_CHARS, true)
+    if (plain.length > SEAL_MAX_BYTES) plain = packed(PAGE_SUMMARY_CHARS, false)
+    if (plain.length > SEAL_MAX_BYTES) plain = packed(SEAL_MIN_SUMMARY_CHARS, false)
     const iv = randomBytes(12)
     const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv)
     cipher.setAAD(Buffer.from(SEAL_VERSION))
@@ -390,15 +429,16 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       decipher.setAAD(Buffer.from(SEAL_VERSION))
       decipher.setAuthTag(raw.subarray(raw.length - 16))
       const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()])
-      const [handle, id, tool, summary, expiresAt, changes] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
+      const [handle, id, tool, summary, expiresAt, changes, summaryLength] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
         string,
         string,
         string,
         string,
         number,
         FieldChange[] | null,
+        number | null | undefined,
       ]
-      return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined }
+      return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined, ...(typeof summaryLength === 'number' ? { summaryLength } : {}) }
     } catch {
       return undefined
     }
@@ -508,6 +548,6 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       return
     }
     this.settle(entry!.handle, view)
-    outcomePage(res, approve, entry!.summary, view)
+    outcomePage(res, approve, entry!, view)
   }
 }

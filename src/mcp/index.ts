@@ -14,6 +14,8 @@ export {
   MCP_NEEDS_CONFIRMATION_META_KEY,
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
+  MCP_IDEMPOTENCY_KEY_META_KEY,
+  MCP_REPLAYED_META_KEY,
 } from './meta.js'
 export type { ServableManager } from './meta.js'
 export { serveStdio, StdioLineTransport } from './stdio.js'

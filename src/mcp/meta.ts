@@ -14,5 +14,14 @@ export const MCP_CALL_ID_META_KEY = 'toolwire/callId'
 /** The `_meta` key on a `tools/call` result that waits for confirmation: `{ confirmId, summary, url? }`. */
 export const MCP_CONFIRMATION_META_KEY = 'toolwire/confirmation'
 
+/**
+ * The `_meta` key on a `tools/call` request that carries an idempotency key (a string of 1 to
+ * 1024 characters): the server passes it to `tm.call`'s `idempotencyKey` (the manager needs a
+ * store), so a retried call answers the recorded result instead of running again.
+ */
+export const MCP_IDEMPOTENCY_KEY_META_KEY = 'toolwire/idempotencyKey'
+/** The `_meta` key on a `tools/call` result that is the recorded result of an earlier call with the same idempotency key (`true`). */
+export const MCP_REPLAYED_META_KEY = 'toolwire/replayed'
+
 /** What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire). */
 export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'>

@@ -25,7 +25,9 @@ import { clipped } from '../core/redact.js'
 import {
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
+  MCP_IDEMPOTENCY_KEY_META_KEY,
   MCP_NEEDS_CONFIRMATION_META_KEY,
+  MCP_REPLAYED_META_KEY,
   MCP_UNTRUSTED_CONTENT_META_KEY,
   type ServableManager,
 } from './meta.js'
@@ -35,7 +37,9 @@ import type { ConfirmationLinkInput } from './confirm-page.js'
 export {
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
+  MCP_IDEMPOTENCY_KEY_META_KEY,
   MCP_NEEDS_CONFIRMATION_META_KEY,
+  MCP_REPLAYED_META_KEY,
   MCP_UNTRUSTED_CONTENT_META_KEY,
   type ServableManager,
 } from './meta.js'
@@ -209,6 +213,9 @@ function checkedResult(result: CallToolResult): CallToolResult {
  *   no response is sent, as the protocol requires).
  * - `ctx.reportProgress` becomes `notifications/progress` when the request carried a
  *   `_meta.progressToken` (non-increasing progress values are dropped).
+ * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`
+ *   (the manager needs a store; without one the call is refused `invalid_options`): a retry
+ *   with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
  * - Every result carries `_meta["toolwire/callId"]`.
  */
 export function createMcpServer(tm: ServableManager, options: McpServerOptions = {}): Server {
@@ -252,7 +259,10 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       })
     }
     try {
-      const callOptions: CallOptions = { signal: extra.signal, callId }
+      // present but malformed (not a string of 1 to 1024 characters), or without a store: tm.call refuses it, nothing runs
+      const idempotencyKey = (request.params._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY]
+      const callOptions: CallOptions =
+        idempotencyKey === undefined ? { signal: extra.signal, callId } : { signal: extra.signal, callId, idempotencyKey: idempotencyKey as string }
       let view = await tm.call(name, args, callOptions)
       if (view.status === 'needs_confirmation') {
         const answered = await confirmThroughElicitation(server, tm, name, view, options, extra.signal, extra.requestId)
@@ -271,7 +281,9 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
         }
         view = answered
       }
-      return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, { [MCP_CALL_ID_META_KEY]: callId }))
+      const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
+      if (view.replayed === true) meta[MCP_REPLAYED_META_KEY] = true
+      return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
     } finally {
       progressSinks.delete(callId)
     }
