@@ -286,9 +286,89 @@ describe('hostile input', () => {
     expect((await runGemini(tm, proxy as never)).parts).toEqual([])
     const badItem = Object.defineProperty({ type: 'function', id: 'c1' }, 'function', { get: () => { throw new Error('boom') } })
     const out = await runOpenAIChat(tm, [badItem, proxy, null, { id: 'c2', type: 'function', function: { name: 42, arguments: null } }] as never)
-    expect(out).toEqual([{ role: 'tool', tool_call_id: 'c2', content: expect.stringMatching(/^Error: .*must be JSON text/) }])
+    // the function call whose `function` throws is still answered (refused, not run); the proxy and null are not calls
+    expect(out).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: expect.stringMatching(/could not be read/) },
+      { role: 'tool', tool_call_id: 'c2', content: expect.stringMatching(/^Error: .*must be JSON text/) },
+    ])
     const gem = await runGemini(tm, [{ functionCall: { name: 'add', args: 'not an object' } }, { functionCall: proxy }] as never)
     expect(gem.results.map((r) => r.status)).toEqual(['invalid', 'refused'])
+  })
+})
+
+describe('every call the model made is answered, a malformed one refused, never dropped', () => {
+  function counting(): { tm: ToolManager; runs: string[] } {
+    const tm = manager()
+    const runs: string[] = []
+    tm.register({ name: 'note', inputSchema: { type: 'object' }, run: () => (runs.push('note'), { noted: true }) })
+    return { tm, runs }
+  }
+  const noId = /no usable id .*not run/
+
+  it('OpenAI Chat: a call without a string id is answered in place (invalid_call), not run; the others keep their answers', async () => {
+    const { tm, runs } = counting()
+    const calls = [
+      { id: 'c1', type: 'function', function: { name: 'note', arguments: '{}' } },
+      { id: 42, type: 'function', function: { name: 'note', arguments: '{}' } },
+      { type: 'function', function: { name: 'note', arguments: '{}' } },
+      { id: '', type: 'function', function: { name: 'note', arguments: '{}' } },
+      { id: 'c5', type: 'function' },
+    ]
+    const out = await runOpenAIChat(tm, calls as never)
+    expect(out).toHaveLength(5)
+    expect(out.map((m) => (m.role === 'tool' ? m.tool_call_id : '?'))).toEqual(['c1', '', '', '', 'c5'])
+    expect(out.results.map((r) => r.status)).toEqual(['ok', 'refused', 'refused', 'refused', 'refused'])
+    expect(out.results.slice(1, 4).map((r) => (r.status === 'refused' ? r.code : ''))).toEqual(['invalid_call', 'invalid_call', 'invalid_call'])
+    for (const m of out.slice(1, 4)) expect((m as { content: string }).content).toMatch(noId)
+    expect(runs).toEqual(['note'])
+  })
+
+  it('OpenAI Responses: a function_call without a string call_id is answered, not run', async () => {
+    const { tm, runs } = counting()
+    const out = await runOpenAIResponses(tm, [
+      { type: 'function_call', call_id: 7, name: 'note', arguments: '{}' },
+      { type: 'function_call', call_id: 'r2', name: 'note', arguments: '{}' },
+    ])
+    expect(out.map((o) => o.call_id)).toEqual(['', 'r2'])
+    expect(out[0]!.output).toMatch(noId)
+    expect(out.results.map((r) => r.status)).toEqual(['refused', 'ok'])
+    expect(runs).toEqual(['note'])
+  })
+
+  it('Anthropic: a tool_use without a string id gets its tool_result (is_error), not run', async () => {
+    const { tm, runs } = counting()
+    const reply = await runAnthropic(tm, [
+      { type: 'tool_use', name: 'note', input: {} },
+      { type: 'tool_use', id: 'a2', name: 'note', input: {} },
+    ])
+    expect(reply.content.map((b) => [b.tool_use_id, b.is_error])).toEqual([['', true], ['a2', false]])
+    expect(JSON.stringify(reply.content[0]!.content)).toMatch(noId)
+    expect(runs).toEqual(['note'])
+  })
+
+  it('Gemini: the id is optional (answers pair by name), so a call without a string id runs and is answered without one', async () => {
+    const { tm, runs } = counting()
+    const reply = await runGemini(tm, [{ functionCall: { id: 5, name: 'note', args: {} } }, { functionCall: { id: 'g2', name: 'note' } }] as never)
+    expect(reply.parts).toEqual([
+      { functionResponse: { name: 'note', response: { output: '{"noted":true}' } } },
+      { functionResponse: { name: 'note', id: 'g2', response: { output: '{"noted":true}' } } },
+    ])
+    expect(runs).toEqual(['note', 'note'])
+  })
+
+  it('a refused malformed call and a confirmation in the same turn: the confirmation still runs once', async () => {
+    const { tm, runs } = counting()
+    tm.register({ name: 'risky', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => (runs.push('risky'), { done: true }) })
+    const out = await runOpenAIChat(
+      tm,
+      [
+        { id: null, type: 'function', function: { name: 'risky', arguments: '{}' } },
+        { id: 'c2', type: 'function', function: { name: 'risky', arguments: '{}' } },
+      ] as never,
+      { confirm: () => true },
+    )
+    expect(out.results.map((r) => r.status)).toEqual(['refused', 'ok'])
+    expect(runs).toEqual(['risky'])
   })
 })
 

@@ -86,6 +86,15 @@ export const REFUSALS = Object.freeze({
   toolNameNotString: Object.freeze({ code: 'unknown_tool', message: 'The tool name must be a string' }),
 })
 
+/**
+ * A provider's tool call without a usable id (a non-empty string) where the provider pairs
+ * each answer with its call by id (OpenAI, Anthropic): it is answered, never run.
+ */
+export const UNUSABLE_CALL_ID = Object.freeze({
+  code: 'invalid_call',
+  message: 'This tool call has no usable id (a non-empty string), so its answer cannot be paired with it; it was not run',
+})
+
 /** `unknown_tool`: the name as quoted (clip it first). */
 export function unknownToolText(quotedName: string): string {
   return `No tool named ${JSON.stringify(quotedName)} is registered`

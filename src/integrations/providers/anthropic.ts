@@ -1,6 +1,6 @@
 /** Anthropic runner: the `tool_use` blocks of a message's `content`, run through `tm.callMany`. */
 import { toAnthropic, type AnthropicToolResultBlock } from '../../render/anthropic.js'
-import { field, idOf, isList, listOf, runCalls, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { field, idOf, isList, listOf, runCalls, unusableId, type ProviderCall, type RunToolCallsOptions, type ToolRunner } from './run.js'
 import type { CallResult } from '../../core/view.js'
 
 /** A `tool_use` content block (the SDK's `ToolUseBlock`). */
@@ -39,9 +39,11 @@ export async function runAnthropic(tm: ToolRunner, message: AnthropicCallsLike, 
   const calls: { call: ProviderCall; id: string }[] = []
   for (const block of list) {
     if (field(block, 'type') !== 'tool_use') continue
-    const id = idOf(field(block, 'id')) ?? ''
+    // every tool_use is answered: one without a usable id is refused, not run
+    const id = idOf(field(block, 'id'))
     const input = field(block, 'input')
-    calls.push({ id, call: { id, name: field(block, 'name'), args: typeof input === 'string' ? { text: input } : { value: input } } })
+    const args = typeof input === 'string' ? { text: input } : { value: input }
+    calls.push({ id: id ?? '', call: { id, name: field(block, 'name'), args, ...(id === undefined ? { refusal: unusableId } : {}) } })
   }
   const results = await runCalls(tm, calls.map((c) => c.call), options)
   const reply = { role: 'user' as const, content: results.map((result, i) => toAnthropic(result, { toolUseId: calls[i]!.id })) }

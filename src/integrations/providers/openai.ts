@@ -9,7 +9,7 @@ import type {
   OpenAIChatUserPart,
   OpenAIResponsesFunctionCallOutput,
 } from '../../render/openai.js'
-import { field, idOf, isList, listOf, runCalls, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { field, idOf, isList, listOf, runCalls, unreadableCall, unusableId, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
 
 /** A Chat Completions function tool call, as the SDK's `ChatCompletionMessageToolCall` has it. */
 export interface OpenAIChatToolCallLike {
@@ -47,10 +47,12 @@ export async function runOpenAIChat(
   const list = isList(message) ? listOf(message) : listOf(field(message, 'tool_calls'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
+    if (field(item, 'type') !== 'function') continue
+    // every function call is answered: one without a usable id, or whose `function` cannot be read, is refused, not run
+    const id = idOf(field(item, 'id'))
     const fn = field(item, 'function')
-    if (field(item, 'type') !== 'function' || fn === undefined) continue
-    const id = idOf(field(item, 'id')) ?? ''
-    calls.push({ id, call: { id, name: field(fn, 'name'), args: { text: field(fn, 'arguments') } } })
+    const refusal = id === undefined ? unusableId : typeof fn !== 'object' || fn === null ? unreadableCall : undefined
+    calls.push({ id: id ?? '', call: { id, name: field(fn, 'name'), args: { text: field(fn, 'arguments') }, ...(refusal === undefined ? {} : { refusal }) } })
   }
   const results = await runCalls(tm, calls.map((c) => c.call), options)
   const tools: OpenAIChatRunMessage[] = []
@@ -95,8 +97,9 @@ export async function runOpenAIResponses(
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
     if (field(item, 'type') !== 'function_call') continue
-    const id = idOf(field(item, 'call_id')) ?? ''
-    calls.push({ id, call: { id, name: field(item, 'name'), args: { text: field(item, 'arguments') } } })
+    // every function_call is answered: one without a usable `call_id` is refused, not run
+    const id = idOf(field(item, 'call_id'))
+    calls.push({ id: id ?? '', call: { id, name: field(item, 'name'), args: { text: field(item, 'arguments') }, ...(id === undefined ? { refusal: unusableId } : {}) } })
   }
   const results = await runCalls(tm, calls.map((c) => c.call), options)
   return withResults(

@@ -4,7 +4,9 @@
  */
 import type { BatchCall, ToolManager } from '../../runtime/manager.js'
 import type { CallOptions } from '../../runtime/tool.js'
-import type { CallResult } from '../../core/view.js'
+import { viewOf, type CallResult } from '../../core/view.js'
+import { refusalError, ToolResult } from '../../core/result.js'
+import { REFUSALS, UNUSABLE_CALL_ID } from '../../core/texts.js'
 
 /** The part of a `ToolManager` a runner uses. */
 export type ToolRunner = Pick<ToolManager, 'callMany' | 'confirm'>
@@ -40,25 +42,51 @@ export interface ProviderCall {
   readonly name: unknown
   /** JSON text (as OpenAI sends arguments) or an already parsed value (Anthropic, Gemini). */
   readonly args: { readonly text: unknown } | { readonly value: unknown }
+  /**
+   * Why the call is not run: it is answered with this refusal instead (a malformed call is
+   * answered, never dropped: a provider rejects a turn where a call has no answer).
+   */
+  readonly refusal?: { readonly code: string; readonly message: string }
 }
 
-/** Runs the calls in one `tm.callMany` batch, the provider's id as each call's id. Never rejects. */
+/** The refusal of a call whose id a provider needs to pair its answer (`UNUSABLE_CALL_ID`). */
+export const unusableId = UNUSABLE_CALL_ID
+/** The refusal of a call whose fields could not be read. */
+export const unreadableCall = REFUSALS.invalidCall
+
+/**
+ * Runs the calls in one `tm.callMany` batch, the provider's id as each call's id. A call
+ * with a `refusal` is not run: its view is that refusal (no call events: it never reached
+ * the manager). Never rejects.
+ */
 export function runCalls(tm: ToolRunner, calls: readonly ProviderCall[], options: RunToolCallsOptions = {}): Promise<readonly CallResult[]> {
-  const batch: BatchCall[] = calls.map((c) => {
+  const batch: BatchCall[] = []
+  const slots: number[] = []
+  calls.forEach((c, i) => {
+    if (c.refusal !== undefined) return
     const callOptions: CallOptions = {
       ...(c.id === undefined || c.id === '' ? {} : { callId: c.id }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     }
     const name = c.name as string
+    slots.push(i)
     // arguments that are not text go through callMany's own check: invalid JSON text is an `invalid` result
-    return 'text' in c.args
-      ? { name, args: c.args.text as string, options: callOptions }
-      : { name, input: c.args.value, options: callOptions }
+    batch.push('text' in c.args ? { name, args: c.args.text as string, options: callOptions } : { name, input: c.args.value, options: callOptions })
   })
+  const run: Promise<readonly CallResult[]> =
+    slots.length === calls.length
+      ? tm.callMany(batch)
+      : tm.callMany(batch).then((views) => {
+          const all = calls.map((c) => (c.refusal === undefined ? undefined : viewOf(ToolResult.failed(refusalError(c.refusal.code, c.refusal.message)), undefined)))
+          slots.forEach((slot, j) => {
+            all[slot] = views[j]
+          })
+          return Object.freeze(all as CallResult[])
+        })
   const confirm = options.confirm
-  if (confirm === undefined) return tm.callMany(batch)
-  return tm.callMany(batch).then(async (views) => {
+  if (confirm === undefined) return run
+  return run.then(async (views) => {
     const settled = [...views]
     for (let i = 0; i < settled.length; i++) {
       const view = settled[i]!
