@@ -2,6 +2,7 @@
 // advertised as JSON Schema, objects that are neither refused, JSON Schema defaults applied,
 // and the tool-name rule.
 import { describe, expect, it } from 'vitest'
+import { type as ark } from 'arktype'
 import * as v from 'valibot'
 import { z } from 'zod'
 import { z as z3 } from 'zod/v3'
@@ -359,3 +360,128 @@ describe('tool names from an MCP server', () => {
     await client.close()
   })
 })
+
+describe('issue messages: the library\'s hint kept, the value never shown', () => {
+  async function messageOf(schema: unknown, input: Record<string, unknown>): Promise<string> {
+    const tm = echoTool(new ToolManager(), 'm', schema)
+    const view = await tm.call('m', input)
+    expect(view.status).toBe('invalid')
+    const issues = (view as { issues: readonly Issue[] }).issues
+    expect(issues).toHaveLength(1)
+    return issues[0]!.message
+  }
+
+  it('zod 4: too_small, too_big, invalid_type, enum and regex keep zod\'s own message', async () => {
+    expect(await messageOf(z.object({ s: z.string().min(3) }), { s: 'ab' })).toBe('Too small: expected string to have >=3 characters')
+    expect(await messageOf(z.object({ n: z.number().max(10) }), { n: 11 })).toBe('Too big: expected number to be <=10')
+    expect(await messageOf(z.object({ n: z.number() }), { n: 'hello' })).toBe('Invalid input: expected number, received string')
+    expect(await messageOf(z.object({ e: z.enum(['red', 'green']) }), { e: 'blue' })).toBe('Invalid option: expected one of "red"|"green"')
+    expect(await messageOf(z.object({ s: z.string().regex(/^a+$/) }), { s: 'bbb' })).toBe('Invalid string: must match pattern /^a+$/')
+  })
+
+  it('zod 4: a message that happens to contain the value becomes a hint without it, not a bare code', async () => {
+    // the value "characters" is in zod's message; "1000" is both the value and the limit
+    expect(await messageOf(z.object({ s: z.string().min(12) }), { s: 'characters' })).toBe('is too short')
+    expect(await messageOf(z.object({ n: z.number().lt(1000) }), { n: 1000 })).toBe('is too big')
+    expect(await messageOf(z.object({ a: z.array(z.string()).max(1) }), { a: ['array', 'b'] })).toBe('has too many items')
+    expect(await messageOf(z.object({ n: z.number() }), { n: 'string' })).toBe('has the wrong type')
+  })
+
+  it('valibot: too_small, too_big, invalid_type, enum and regex keep valibot\'s message, "but received <value>" cut', async () => {
+    expect(await messageOf(v.object({ s: v.pipe(v.string(), v.minLength(3)) }), { s: 'ab' })).toBe('Invalid length: Expected >=3')
+    expect(await messageOf(v.object({ n: v.pipe(v.number(), v.maxValue(10)) }), { n: 11123 })).toBe('Invalid value: Expected <=10')
+    expect(await messageOf(v.object({ n: v.number() }), { n: 'hello' })).toBe('Invalid type: Expected number')
+    expect(await messageOf(v.object({ e: v.picklist(['red', 'green']) }), { e: 'blue-x' })).toBe('Invalid type: Expected ("red" | "green")')
+    expect(await messageOf(v.object({ s: v.pipe(v.string(), v.regex(/^a+$/)) }), { s: 'bbbb' })).toBe('Invalid format: Expected /^a+$/')
+  })
+
+  it('arktype: its messages keep their hint, "(was <value>)" cut', async () => {
+    expect(await messageOf(ark({ s: 'string >= 3' }), { s: 'ab' })).toBe('s must be at least length 3')
+    expect(await messageOf(ark({ n: 'number <= 10' }), { n: 11123 })).toBe('n must be at most 10')
+    expect(await messageOf(ark({ n: 'number' }), { n: 'hello' })).toBe('n must be a number')
+    expect(await messageOf(ark({ e: "'red' | 'green'" }), { e: 'blue-x' })).toBe('e must be "green" or "red"')
+    expect(await messageOf(ark({ s: /^a+$/ }), { s: 'bbbb' })).toBe('s must be matched by ^a+$')
+    expect(await messageOf(ark({ s: 'string' }), {})).toBe('is required')
+  })
+
+  it('a value never appears in any issue, whatever the library, the check or the field', async () => {
+    const secrets = ['hunter2-SECRET', 'Too small: expected string', '1000', 'is too short', 'must be at least length 3']
+    const schemas: [string, unknown][] = [
+      ['zod min', z.object({ s: z.string().min(40) })],
+      ['zod max', z.object({ s: z.string().max(2) })],
+      ['zod number', z.object({ s: z.number().lt(1000) })],
+      ['zod enum', z.object({ s: z.enum(['a', 'b']) })],
+      ['zod regex', z.object({ s: z.string().regex(/^x$/) })],
+      ['zod refine', z.object({ s: z.string().refine((x) => x === 'ok', { error: (i) => `bad ${String(i.input)}` }) })],
+      ['valibot min', v.object({ s: v.pipe(v.string(), v.minLength(40)) })],
+      ['valibot max', v.object({ s: v.pipe(v.string(), v.maxLength(2)) })],
+      ['valibot number', v.object({ s: v.pipe(v.number(), v.maxValue(999)) })],
+      ['valibot enum', v.object({ s: v.picklist(['a', 'b']) })],
+      ['valibot regex', v.object({ s: v.pipe(v.string(), v.regex(/^x$/)) })],
+      ['arktype min', ark({ s: 'string >= 40' })],
+      ['arktype max', ark({ s: 'string <= 2' })],
+      ['arktype number', ark({ s: 'number < 1000' })],
+      ['arktype enum', ark({ s: "'a' | 'b'" })],
+      ['arktype regex', ark({ s: /^x$/ })],
+    ]
+    for (const [label, schema] of schemas) {
+      const tm = echoTool(new ToolManager(), 'm', schema)
+      for (const secret of secrets) {
+        for (const value of [secret, Number(secret), { deep: secret }]) {
+          if (typeof value === 'number' && Number.isNaN(value)) continue
+          const view = await tm.call('m', { s: value, other: secret })
+          expect(view.status, `${label} ${secret}`).toBe('invalid')
+          const shown = JSON.stringify(view)
+          expect(shown, `${label} ${String(secret)}`).not.toContain(secret)
+          expect(shown, label).not.toContain(secret.toUpperCase())
+        }
+      }
+    }
+  })
+})
+
+describe('a message quoting another field of the input', () => {
+  it('is scrubbed too (a refinement over the whole object naming a sibling value)', async () => {
+    const schema = z
+      .object({ user: z.string(), password: z.string() })
+      .refine((o) => !o.password.includes(o.user), { path: ['password'], error: (i) => `must not contain ${(i.input as { user: string }).user}` })
+    const tm = echoTool(new ToolManager(), 'signup', schema)
+    const view = await tm.call('signup', { user: 'alice-SECRET', password: 'xx-alice-SECRET-xx' })
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/password', message: 'is not valid (custom)' }] })
+    expect(JSON.stringify(view)).not.toContain('alice')
+  })
+})
+
+describe('arktype', () => {
+  const schema = ark({ city: 'string >= 2', 'days?': 'number.integer', tags: 'string[]' })
+
+  it('validates as a Standard Schema, run gets arktype\'s value, the manifest shows its own JSON Schema', async () => {
+    const tm = echoTool(new ToolManager(), 'trip', schema)
+    expect(await tm.call('trip', { city: 'Oslo', tags: [] })).toMatchObject({ status: 'ok', data: { got: { city: 'Oslo', tags: [] } } })
+    const bad = await tm.call('trip', { city: 'X', days: 1.5, tags: [SECRET, 7] })
+    expect(bad.status).toBe('invalid')
+    expect((bad as { issues: readonly Issue[] }).issues.map((i) => i.path).sort()).toEqual(['/city', '/days', '/tags/1'])
+    expect(JSON.stringify(bad)).not.toContain(SECRET)
+    expect(tm.manifest()[0]!.inputSchema).toEqual(schema.toJsonSchema())
+    expect(tm.manifest()[0]!.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { city: { type: 'string', minLength: 2 }, days: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+      required: ['city', 'tags'],
+    })
+  })
+
+  it('a morph reaches run as arktype\'s output', async () => {
+    const tm = new ToolManager()
+    const seen: unknown[] = []
+    tm.register({ name: 'up', inputSchema: ark({ word: ark('string').pipe((s) => s.toUpperCase()) }), run: (input) => (seen.push(input.word), { ok: true }) })
+    expect(await tm.call('up', { word: 'hi' })).toMatchObject({ status: 'ok' })
+    expect(seen).toEqual(['HI'])
+  })
+
+  it('where arktype advertises a looser JSON Schema (a Date shows as {}), arktype still validates', async () => {
+    const tm = echoTool(new ToolManager(), 'when', ark({ at: 'Date' }))
+    expect(tm.manifest()[0]!.inputSchema).toMatchObject({ properties: { at: {} }, required: ['at'] })
+    expect(await tm.call('when', { at: '2026-01-01' })).toMatchObject({ status: 'invalid', issues: [{ path: '/at', message: 'at must be a Date' }] })
+  })
+})
+

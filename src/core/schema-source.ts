@@ -226,44 +226,141 @@ function at(input: unknown, keys: readonly unknown[]): { readonly found: boolean
   return { found: true, value: node }
 }
 
-/** Whether `message` shows the value (its text form, or its JSON form). */
-function echoes(message: string, value: unknown): boolean {
-  if (value === undefined || value === null || typeof value === 'boolean') return false
-  if (typeof value === 'object') {
-    try {
-      const json = JSON.stringify(value)
-      return json !== undefined && json.length > 2 && message.includes(json)
-    } catch {
-      return false
+/** The shortest text of a value a message is checked for: one or two characters appear in messages by chance ("expected number"); they hide nothing. */
+const MIN_ECHO = 3
+/** How many of an input's values a failing validation collects to check its messages against. */
+const MAX_ECHO_VALUES = 10_000
+/** Of a long string, the first characters are also looked for (a library may quote a value clipped). */
+const ECHO_PREFIX = 12
+
+/**
+ * The texts of `input` a message must not contain: every string and number inside it (3
+ * characters or more; of a long string, also its first 12 characters) and the JSON form of
+ * each object inside it, up to 10,000 values.
+ */
+function valueTexts(input: unknown): Set<string> {
+  const texts = new Set<string>()
+  const stack: unknown[] = [input]
+  let seen = 0
+  while (stack.length > 0 && seen++ < MAX_ECHO_VALUES) {
+    const node = stack.pop()
+    if (typeof node === 'string') {
+      if (node.length >= MIN_ECHO) texts.add(node)
+      if (node.length > ECHO_PREFIX) texts.add(node.slice(0, ECHO_PREFIX))
+    } else if (typeof node === 'number' || typeof node === 'bigint') {
+      const text = String(node)
+      if (text.length >= MIN_ECHO) texts.add(text)
+    } else if (typeof node === 'object' && node !== null) {
+      try {
+        const json = JSON.stringify(node)
+        if (json !== undefined && json.length > 2 && json.length <= 4096) texts.add(json)
+        for (const v of Object.values(node)) stack.push(v)
+      } catch {
+        // a value that cannot be read or written as JSON: its leaves were pushed or it shows nothing
+      }
     }
   }
-  // one or two characters appear in messages by chance ("expected number"); they hide nothing
-  const text = String(value)
-  return text.length > 2 && message.includes(text)
+  return texts
+}
+
+/** Whether `message` shows any of the input's texts. */
+function echoes(message: string, texts: ReadonlySet<string>): boolean {
+  for (const text of texts) if (message.includes(text)) return true
+  return false
+}
+
+/** What the library says it received (valibot's `received`, arktype's `actual`), cut from its message. */
+function withoutReceived(message: string, extra: { readonly received?: unknown; readonly actual?: unknown }): string {
+  let out = message
+  if (typeof extra.received === 'string' && extra.received !== '') {
+    out = out.split(` but received ${extra.received}`).join('').split(`, received ${extra.received}`).join('').split(`received ${extra.received}`).join('')
+  }
+  if (typeof extra.actual === 'string' && extra.actual !== '') out = out.split(` (was ${extra.actual})`).join('')
+  return out
+}
+
+/**
+ * A hint that names what is wrong without any number or text from the input or the schema,
+ * by the library's issue code (zod 4, valibot, arktype): the message when the library's own
+ * shows the value.
+ */
+function hintOf(extra: { readonly code?: unknown; readonly type?: unknown; readonly origin?: unknown; readonly kind?: unknown }): string | undefined {
+  const origin = extra.origin
+  const code = typeof extra.code === 'string' ? extra.code : typeof extra.type === 'string' ? extra.type : undefined
+  switch (code) {
+    case 'too_small':
+      return origin === 'string' ? 'is too short' : origin === 'array' || origin === 'set' ? 'has too few items' : 'is too small'
+    case 'too_big':
+      return origin === 'string' ? 'is too long' : origin === 'array' || origin === 'set' ? 'has too many items' : 'is too big'
+    case 'min_length':
+    case 'minLength':
+      return 'is too short'
+    case 'max_length':
+    case 'maxLength':
+      return 'is too long'
+    case 'min_value':
+    case 'min':
+    case 'after':
+      return 'is too small'
+    case 'max_value':
+    case 'max':
+    case 'before':
+      return 'is too big'
+    case 'invalid_type':
+    case 'domain':
+    case 'proto':
+      return 'has the wrong type'
+    case 'invalid_value':
+    case 'picklist':
+    case 'enum':
+    case 'literal':
+    case 'unit':
+    case 'union':
+      return 'is not one of the allowed values'
+    case 'invalid_format':
+    case 'regex':
+    case 'pattern':
+    case 'email':
+    case 'url':
+    case 'uuid':
+      return 'does not have the expected format'
+    case 'not_multiple_of':
+    case 'multiple_of':
+    case 'divisor':
+      return 'is not an allowed multiple'
+    default:
+      if (extra.kind === 'schema') return 'has the wrong type'
+      return code === undefined ? undefined : `is not valid (${code})`
+  }
 }
 
 /**
  * One library issue as toolwire's `{ path, message }`: the path a JSON Pointer (keys clipped
- * to 64 characters), the message without the value: "but received <value>" is cut from
- * it, and a message that still shows the value (or holds anything the input gave) becomes
- * a generic one naming the issue's code.
+ * to 64 characters); the library's message kept when it shows nothing of the input (valibot's
+ * "but received <value>" and arktype's "(was <value>)" cut first); a message that still
+ * shows a value of the input becomes a hint naming what is wrong (`is too short`, `has the
+ * wrong type`, ...), never with the value.
  */
-function toIssues(raw: StandardSchemaV1.Issue, input: unknown): Issue[] {
+function toIssues(raw: StandardSchemaV1.Issue, input: unknown, texts: () => ReadonlySet<string>): Issue[] {
   const keys = Array.isArray(raw.path) ? raw.path.map(segmentKey) : []
   const path = keys.map((k) => `/${pointerToken(k)}`).join('')
-  const extra = raw as { code?: unknown; keys?: unknown; received?: unknown; type?: unknown; kind?: unknown; input?: unknown }
+  const extra = raw as { code?: unknown; keys?: unknown; received?: unknown; actual?: unknown; type?: unknown; kind?: unknown; origin?: unknown }
   // zod's unknown keys: one issue per key, as ajv gives them
   if (extra.code === 'unrecognized_keys' && Array.isArray(extra.keys)) {
     return extra.keys.map((k) => Object.freeze({ path: `${path}/${pointerToken(k)}`, message: 'is not allowed' }))
   }
-  const { found, value } = at(input, keys)
-  let message = typeof raw.message === 'string' ? raw.message : 'is not valid'
-  if (typeof extra.received === 'string') message = message.split(` but received ${extra.received}`).join('').split(`received ${extra.received}`).join('')
+  const { found } = at(input, keys)
   const parentHas = keys.length === 0 || at(input, keys.slice(0, -1)).found
-  if (!found && parentHas && keys.length > 0 && (extra.code === 'invalid_type' || extra.kind === 'schema')) message = 'is required'
-  else if (echoes(message, found ? value : undefined) || echoes(message, extra.input)) {
-    const code = [extra.code, extra.type].find((c) => typeof c === 'string') as string | undefined
-    message = code === undefined ? 'is not valid' : `is not valid (${code})`
+  if (!found && parentHas && keys.length > 0 && (extra.code === 'invalid_type' || extra.code === 'required' || extra.kind === 'schema')) {
+    return [Object.freeze({ path, message: 'is required' })]
+  }
+  // the value the library checked, which a transform may have changed: valibot's `input`, arktype's `data`
+  const checked = typeof extra.kind === 'string' ? valueTexts((raw as { input?: unknown }).input) : (raw as { ' arkKind'?: unknown })[' arkKind'] === 'error' ? valueTexts((raw as { data?: unknown }).data) : undefined
+  const shows = (text: string): boolean => echoes(text, texts()) || (checked !== undefined && echoes(text, checked))
+  let message = typeof raw.message === 'string' ? withoutReceived(raw.message, extra) : 'is not valid'
+  if (shows(message)) {
+    const hint = hintOf(extra)
+    message = hint !== undefined && !shows(hint) ? hint : 'is not valid'
   }
   return [Object.freeze({ path, message })]
 }
@@ -271,8 +368,10 @@ function toIssues(raw: StandardSchemaV1.Issue, input: unknown): Issue[] {
 function issuesOf(raw: readonly StandardSchemaV1.Issue[], input: unknown): readonly Issue[] {
   const issues: Issue[] = []
   let total = 0
+  let collected: Set<string> | undefined
+  const texts = (): ReadonlySet<string> => (collected ??= valueTexts(input))
   for (const issue of raw) {
-    for (const mapped of toIssues(issue, input)) {
+    for (const mapped of toIssues(issue, input, texts)) {
       if (total++ < MAX_ISSUES) issues.push(mapped)
     }
   }

@@ -1,6 +1,7 @@
 // Type test (tsc -p test/tsconfig.json): run's input is inferred from a Standard Schema
-// (zod 4, valibot) and from a JSON Schema literal written `as const`.
+// (zod 4, valibot, arktype) and from a JSON Schema literal written `as const`.
 import type { StandardSchemaV1 as SpecStandardSchemaV1 } from '@standard-schema/spec'
+import { type as ark } from 'arktype'
 import * as v from 'valibot'
 import { z } from 'zod'
 import { defineTool, ToolManager, type FromJsonSchema, type InputOf, type StandardSchemaV1 } from '../../src/index.js'
@@ -41,6 +42,21 @@ tm.register({
     // @ts-expect-error a string is not a number
     const n: number = input.id
     return { tags, n }
+  },
+})
+
+// arktype
+const arkSchema = ark({ city: 'string', 'days?': 'number.integer', word: ark('string').pipe((s) => s.length) })
+export type _Ark = Assert<Equal<InputOf<typeof arkSchema>, { city: string; days?: number; word: number }>>
+tm.register({
+  name: 'trip',
+  inputSchema: arkSchema,
+  run: (input) => {
+    const city: string = input.city
+    const length: number = input.word
+    // @ts-expect-error a number is not a string
+    const s: string = input.days
+    return { city, length, s }
   },
 })
 
