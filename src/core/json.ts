@@ -102,6 +102,24 @@ function setOwn(target: Record<string, JsonValue>, key: string, value: JsonValue
 let hide: ((key: string) => boolean) | undefined
 let hidden: JsonValue = null
 
+/** A number as JSON carries it: `null` when not finite, `0` for `-0`. */
+function jsonNumber(n: number): number | null {
+  return Number.isFinite(n) ? (n === 0 ? 0 : n) : null
+}
+
+/** The copy of an array item or object member: primitives inline, anything else through `walk`. */
+function member(key: string, v: unknown, stack: unknown[]): JsonValue | undefined {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v)
+    case 'boolean':
+      return v
+    case 'number':
+      return jsonNumber(v)
+  }
+  return v === null ? null : walk(key, v, stack)
+}
+
 function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefined {
   let value = input
   if (
@@ -116,7 +134,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     case 'boolean':
       return value
     case 'number':
-      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null
+      return jsonNumber(value)
     case 'bigint':
       throw new NotJsonError(`a BigInt at ${pointer(stack, key)} has no JSON form`)
     case 'undefined':
@@ -141,14 +159,13 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     } else {
       const arr: JsonValue[] = new Array(obj.length)
       for (let i = 0; i < obj.length; i++) {
-        const v: unknown = obj[i]
-        const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(String(i), v, stack)
+        const item = member(String(i), obj[i], stack)
         arr[i] = item === undefined ? null : item
       }
       out = Object.freeze(arr)
     }
   } else {
-    if (ArrayBuffer.isView(obj)) spend((obj as { length?: number }).length ?? 0, stack, key)
+    if (proto !== Object.prototype && ArrayBuffer.isView(obj)) spend((obj as { length?: number }).length ?? 0, stack, key)
     // the copy is made once its second member is known: a copy of one member is an exact-size
     // `OneMember` (an object made from `{}` carries room for four)
     let copy: Record<string, JsonValue> | undefined
@@ -162,8 +179,7 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
       if (hide !== undefined && hide(k)) {
         item = hidden
       } else {
-        const v: unknown = (obj as Record<string, unknown>)[k]
-        item = typeof v === 'string' ? wellFormed(v) : typeof v === 'boolean' ? v : walk(k, v, stack)
+        item = member(k, (obj as Record<string, unknown>)[k], stack)
         if (item === undefined) continue
       }
       if (members === 0) {
@@ -202,11 +218,9 @@ function pointer(stack: unknown[], key: string): string {
 export function toFrozenJson(value: unknown): JsonValue {
   switch (typeof value) {
     case 'string':
-      return wellFormed(value)
     case 'boolean':
-      return value
     case 'number':
-      return Number.isFinite(value) ? (value === 0 ? 0 : value) : null
+      return member('', value, sharedStack) as JsonValue
     case 'undefined':
       return null
     case 'function':

@@ -120,6 +120,31 @@ const CALLBACK_SETTLED = 32
 /** The call settled with a recorded result (an idempotency key settled before). */
 const REPLAYED = 64
 
+/**
+ * The state only some calls need: kept out of `Call` so that a plain call (no timeout,
+ * signal, batch, outcome callback, span or store) allocates and initializes less.
+ */
+class CallExtras {
+  controller: AbortController | undefined = undefined
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
+  onAbort: (() => void) | undefined = undefined
+  /** The batch the view lands in (`startInto`), at `index`. */
+  sink: BatchSink | undefined = undefined
+  index = 0
+  /** The failure an outcome callback reported, and its diagnostics. */
+  reported: string | undefined = undefined
+  diagnostics: OutcomeDiagnostics | undefined = undefined
+  span: Span = undefined
+  /** A plain success's frozen data, while the output check reads it. */
+  okData: JsonValue | undefined = undefined
+  canonical: ToolResult | undefined = undefined
+  /** The ledger key this call holds (with a store). */
+  ticket: LedgerTicket | undefined = undefined
+  /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
+  wait: Promise<unknown> | undefined = undefined
+}
+
 /** The stage functions, set when the `Call` class is defined (its static block). */
 export let STAGES: CallStages
 
@@ -131,13 +156,7 @@ export class Call implements ToolContext {
   readonly toolName: string
   /** The call's yes/no state, one bit each (SETTLED, RUNNING, ...): one field instead of seven. */
   #flags = CALLBACK_SETTLED
-  #controller: AbortController | undefined = undefined
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined
-  #retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  #onAbort: (() => void) | undefined = undefined
   #resolve: ((value: CallResult | Settlement) => void) | undefined = undefined
-  #sink: BatchSink | undefined = undefined
-  #index = 0
   /** `performance.now()` at the start until the call settles, then how long it took (one number field, not two). */
   #clock = performance.now()
   /** The next gate to run. */
@@ -145,18 +164,11 @@ export class Call implements ToolContext {
   #attemptNo = 1
   /** What the body returned (helper `ok` unwrapped), for the raw contract. */
   #raw: unknown = undefined
-  #reported: string | undefined = undefined
-  #diagnostics: OutcomeDiagnostics | undefined = undefined
-  #span: Span = undefined
-  /** What the call settled with (`undefined`: a plain success, `#okData`) and its view, for the settlement stages. */
+  /** What the call settled with (`undefined`: a plain success, `okData`) and its view, for the settlement stages. */
   #result: ToolResult | undefined = undefined
-  #okData: JsonValue | undefined = undefined
   #view: CallResult | undefined = undefined
-  #canonical: ToolResult | undefined = undefined
-  /** The ledger key this call holds (with a store). */
-  #ticket: LedgerTicket | undefined = undefined
-  /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
-  #wait: Promise<unknown> | undefined = undefined
+  /** What only some calls need (a timeout, a signal, a batch, a store...), made on first use. */
+  #x: CallExtras | undefined = undefined
   readonly #host: CallHost
   readonly #entry: ToolEntry
   readonly #pipeline: Pipeline<Call>
@@ -189,6 +201,11 @@ export class Call implements ToolContext {
     this.#seq = seq
   }
 
+  /** The call's extras, made on first use. */
+  #more(): CallExtras {
+    return (this.#x ??= new CallExtras())
+  }
+
   /** @internal */
   static seqOf(call: Call): number {
     return call.#seq
@@ -200,11 +217,12 @@ export class Call implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = containedController((err) => this.#host.reportError(this.callId, this.#entry.name, err))
-      if ((this.#flags & SETTLED) !== 0) this.#controller.abort()
+    const x = this.#more()
+    if (x.controller === undefined) {
+      x.controller = containedController((err) => this.#host.reportError(this.callId, this.#entry.name, err))
+      if ((this.#flags & SETTLED) !== 0) x.controller.abort()
     }
-    return this.#controller.signal
+    return x.controller.signal
   }
 
   get attempt(): number {
@@ -239,8 +257,9 @@ export class Call implements ToolContext {
 
   /** Starts a call of a batch: its view lands in `sink` instead of a promise of its own. */
   startInto(sink: BatchSink, index: number): void {
-    this.#sink = sink
-    this.#index = index
+    const x = this.#more()
+    x.sink = sink
+    x.index = index
     this.#begin()
   }
 
@@ -256,11 +275,11 @@ export class Call implements ToolContext {
             this.#finish(cancelledResult('signal'))
             return
           }
-          this.#onAbort = () => this.#interrupt(cancelledResult('signal'))
-          signal.addEventListener('abort', this.#onAbort, { once: true })
+          const onAbort = (this.#more().onAbort = () => this.#interrupt(cancelledResult('signal')))
+          signal.addEventListener('abort', onAbort, { once: true })
         } catch (err) {
           // a signal-like object that throws: the options are at fault, not the tool
-          this.#onAbort = undefined
+          this.#more().onAbort = undefined
           this.#host.reportError(this.callId, this.#entry.name, err)
           this.#finish(ToolResult.failed(refusalError('invalid_options', invalidOptionsText('signal'))))
           return
@@ -270,7 +289,7 @@ export class Call implements ToolContext {
     this.#host.track(this)
     const timeoutMs = options?.timeoutMs ?? this.#entry.timeoutMs
     // setTimeout fires at once for a delay it cannot represent: such a timeout never fires
-    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) this.#timer = setTimeout(Call.#timedOut, timeoutMs, this, timeoutMs)
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) this.#more().timer = setTimeout(Call.#timedOut, timeoutMs, this, timeoutMs)
     this.#gate = this.#continuation === undefined ? 0 : this.#pipeline.continueAt
     this.#proceed()
   }
@@ -422,7 +441,7 @@ export class Call implements ToolContext {
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
       const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
       if (parked === undefined) this.#finish(result)
-      else this.#wait = parked.then(() => this.#guarded(() => this.#finish(result)))
+      else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
     // either may be async; a rejection of either fails the call (and is never left unhandled)
     let failed = false
@@ -485,7 +504,7 @@ export class Call implements ToolContext {
         this.#guarded(() => {
           const gate = g as LedgerGate
           if (gate.run) {
-            this.#ticket = gate.ticket
+            this.#more().ticket = gate.ticket
             // settled while the store answered (timeout, cancel): the body never ran, so the key is
             // free again and a retry runs afresh (settling it would replay the timeout for ever)
             if ((this.#flags & SETTLED) !== 0) {
@@ -571,7 +590,7 @@ export class Call implements ToolContext {
   }
 
   #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
-    const diagnostics = (this.#diagnostics ??= newDiagnostics())
+    const diagnostics = (this.#more().diagnostics ??= newDiagnostics())
     this.#flags &= ~CALLBACK_SETTLED
     const invocation: OutcomeInvocation = {
       context: this,
@@ -598,8 +617,8 @@ export class Call implements ToolContext {
         if ((this.#flags & SETTLED) !== 0) {
           diagnostics.late.push(Object.freeze({ message }))
           this.#host.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
-        } else if (this.#reported === undefined) {
-          this.#reported = message
+        } else if (this.#x?.reported === undefined) {
+          this.#more().reported = message
         }
       },
     }
@@ -645,20 +664,22 @@ export class Call implements ToolContext {
       const helper = isHelperResult(value)
       if (helper && value.status === 'ok') this.#raw = value.data
       // the common case, a plain value taken as ok(value), settles without building a ToolResult
-      const plain = this.#reported === undefined && !helper && !isModelResult(value) && !(value instanceof ToolResult)
+      const plain = this.#x?.reported === undefined && !helper && !isModelResult(value) && !(value instanceof ToolResult)
       if (plain) data = toFrozenJson(value)
       else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
     } catch (err) {
       this.#host.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE
       result = ToolResult.failed(toolError('other', message))
-      if (this.#reported !== undefined && this.#diagnostics !== undefined) this.#diagnostics.pipeline = describeThrown(err).message
+      const x = this.#x
+      if (x?.reported !== undefined && x.diagnostics !== undefined) x.diagnostics.pipeline = describeThrown(err).message
     }
-    if (this.#reported !== undefined && !result!.isError()) result = ToolResult.failed(toolError('other', this.#reported))
+    const reported = this.#x?.reported
+    if (reported !== undefined && !result!.isError()) result = ToolResult.failed(toolError('other', reported))
     const check = this.#pipeline.check
     if (check !== undefined && (result === undefined || result.isSuccess())) {
       this.#result = result
-      this.#okData = data
+      this.#more().okData = data
       check(this)
     }
     if (result === undefined) this.#finish(undefined, data)
@@ -669,7 +690,7 @@ export class Call implements ToolContext {
   #checkOutput(): void {
     const result = this.#result
     try {
-      const issues = this.#entry.validateOutput!(result === undefined ? this.#okData : (result.data() ?? result.text()))
+      const issues = this.#entry.validateOutput!(result === undefined ? this.#x?.okData : (result.data() ?? result.text()))
       if (issues !== undefined) this.#host.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
     } catch (err) {
       this.#host.reportError(this.callId, this.#entry.name, err)
@@ -679,9 +700,10 @@ export class Call implements ToolContext {
   #fail(err: unknown): void {
     if ((this.#flags & SETTLED) !== 0) return
     this.#host.reportError(this.callId, this.#entry.name, err)
-    if (this.#reported !== undefined && this.#diagnostics !== undefined) {
-      this.#diagnostics.pipeline = describeThrown(err).message
-      return this.#settleAttempt(ToolResult.failed(toolError('other', this.#reported)))
+    const x = this.#x
+    if (x?.reported !== undefined && x.diagnostics !== undefined) {
+      x.diagnostics.pipeline = describeThrown(err).message
+      return this.#settleAttempt(ToolResult.failed(toolError('other', x.reported)))
     }
     // what was thrown is the tool's: each read is guarded (a getter or a Proxy trap may throw)
     const kindValue = safeGet(err, 'kind')
@@ -694,7 +716,7 @@ export class Call implements ToolContext {
   /** Ends one attempt: retries a retryable error when allowed, else settles. */
   #settleAttempt(result: ToolResult): void {
     // only a body's failure is retried: a failing gate (permission, confirmation) is not a reason to run the body
-    if (this.#pipeline.retry && (this.#flags & RAN) !== 0 && this.#reported === undefined && typeof this.#continuation !== 'function') {
+    if (this.#pipeline.retry && (this.#flags & RAN) !== 0 && this.#x?.reported === undefined && typeof this.#continuation !== 'function') {
       const error = result.error()
       const retry = this.#entry.def.retry!
       const attempts = retry.attempts ?? 3
@@ -705,7 +727,7 @@ export class Call implements ToolContext {
         const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
         // a retry the timeout would cut short is not started: the caller gets the real error
         if (timeoutMs !== undefined && performance.now() - this.#clock + delay >= timeoutMs) return this.#finish(result)
-        this.#retryTimer = setTimeout(Call.#retry, delay, this)
+        this.#more().retryTimer = setTimeout(Call.#retry, delay, this)
         return
       }
     }
@@ -713,7 +735,7 @@ export class Call implements ToolContext {
   }
 
   static #retry(call: Call): void {
-    call.#retryTimer = undefined
+    call.#more().retryTimer = undefined
     if ((call.#flags & SETTLED) !== 0) return
     call.#attemptNo++
     call.#guarded(() => call.#runBody())
@@ -726,7 +748,7 @@ export class Call implements ToolContext {
     if ((this.#flags & SETTLED) !== 0) return
     this.#finish(result)
     try {
-      this.#controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
+      this.#x?.controller?.abort(result.isErrorKind('timeout') ? new DOMException('The call timed out', 'TimeoutError') : undefined)
     } catch (err) {
       // an abort listener the tool added threw: the call is settled already
       this.#host.reportError(this.callId, this.#entry.name, err)
@@ -739,11 +761,12 @@ export class Call implements ToolContext {
     this.#flags |= SETTLED
     const host = this.#host
     const entry = this.#entry
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer)
-    if (this.#onAbort !== undefined) {
+    const x = this.#x
+    if (x?.timer !== undefined) clearTimeout(x.timer)
+    if (x?.retryTimer !== undefined) clearTimeout(x.retryTimer)
+    if (x?.onAbort !== undefined) {
       try {
-        this.#options!.signal!.removeEventListener('abort', this.#onAbort)
+        this.#options!.signal!.removeEventListener('abort', x.onAbort)
       } catch {
         // a signal-like object that throws: its listener is `once` and checks #settled
       }
@@ -778,26 +801,27 @@ export class Call implements ToolContext {
         host.reportError(this.callId, entry.name, err)
       }
     }
-    const wait = this.#wait
+    const wait = this.#x?.wait
     if (wait === undefined) this.#deliver(view)
     else void wait.then(() => this.#deliver(view))
   }
 
   /** Hands the settled view (or settlement) to the caller. */
   #deliver(view: CallResult): void {
-    if (this.#sink !== undefined) {
-      this.#sink.put(this.#index, view)
+    const x = this.#x
+    if (x?.sink !== undefined) {
+      x.sink.put(x.index, view)
     } else if (this.#mode === 'view') {
       this.#resolve!(view)
     } else {
       const result = this.#canonicalResult()
-      this.#resolve!({ view, result, raw: this.#raw, ran: (this.#flags & RAN) !== 0, reported: this.#reported, diagnostics: (this.#diagnostics ??= newDiagnostics()) })
+      this.#resolve!({ view, result, raw: this.#raw, ran: (this.#flags & RAN) !== 0, reported: this.#x?.reported, diagnostics: (this.#more().diagnostics ??= newDiagnostics()) })
     }
   }
 
   /** The canonical result the call settled with (built on first use for a plain success). */
   #canonicalResult(): ToolResult {
-    return (this.#canonical ??= this.#result ?? canonicalOf(this.#view!)!)
+    return this.#result ?? (this.#more().canonical ??= canonicalOf(this.#view!)!)
   }
 
   #writeEvidence(store: EvidenceStore, result: ToolResult, durationMs: number): void {
@@ -824,7 +848,8 @@ export class Call implements ToolContext {
       if (this.#host.awaitEvidence && written instanceof Promise) {
         // evidence in the durable store: the view is handed out once its record is written
         const w = written.then(() => undefined, fail)
-        this.#wait = this.#wait === undefined ? w : Promise.all([this.#wait, w])
+        const x = this.#more()
+        x.wait = x.wait === undefined ? w : Promise.all([x.wait, w])
       } else when(written, () => undefined, fail)
     } catch (err) {
       fail(err)
@@ -840,7 +865,7 @@ export class Call implements ToolContext {
       spanStart: (c) => {
         const tracer = c.#host.tracer
         try {
-          if (tracer !== undefined) c.#span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive)
+          if (tracer !== undefined) c.#more().span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive)
         } catch (err) {
           // telemetry never stops a call
           c.#host.reportError(c.callId, c.#entry.name, err)
@@ -861,13 +886,14 @@ export class Call implements ToolContext {
         else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#clock)
       },
       ledgerEnd: (c) => {
-        const ticket = c.#ticket
-        if (ticket === undefined) return
-        c.#ticket = undefined
+        const x = c.#x
+        const ticket = x?.ticket
+        if (x === undefined || ticket === undefined) return
+        x.ticket = undefined
         // settled while its body still runs (timed out, cancelled): what the body does is not known
         const outcome = (c.#flags & BODY_ACTIVE) !== 0 ? unknownOutcomeResult() : c.#canonicalResult()
         const settled = c.#host.ledgerSettle(ticket, outcome, c.callId, c.#entry.name)
-        c.#wait = c.#wait === undefined ? settled : Promise.all([c.#wait, settled])
+        x.wait = x.wait === undefined ? settled : Promise.all([x.wait, settled])
       },
       breakerEnd: (c) => {
         if ((c.#flags & ADMITTED_BY_BREAKER) === 0) return
@@ -880,13 +906,17 @@ export class Call implements ToolContext {
         // the park point of a body that asked for input: tm.resume continues it
         if (settled !== undefined && (c.#flags & RAN) !== 0 && settled.isPending()) {
           const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs, c.#options?.idempotencyKey)
-          if (parked !== undefined) c.#wait = c.#wait === undefined ? parked : Promise.all([c.#wait, parked])
+          if (parked !== undefined) {
+            const x = c.#more()
+            x.wait = x.wait === undefined ? parked : Promise.all([x.wait, parked])
+          }
         }
       },
       spanEnd: (c) => {
-        if (c.#span === undefined) return
+        const span = c.#x?.span
+        if (span === undefined) return
         try {
-          c.#host.tracer!.end(c.#span, c.#canonicalResult(), c.#entry.sensitive)
+          c.#host.tracer!.end(span, c.#canonicalResult(), c.#entry.sensitive)
         } catch (err) {
           c.#host.reportError(c.callId, c.#entry.name, err)
         }
