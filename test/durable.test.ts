@@ -18,7 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
-import { MemoryStore, openPostgresStore, openSqliteStore, randomId, type ToolStore } from '../src/runtime/store/index.js'
+import { MemoryStore, StoreUnavailableError, openPostgresStore, openSqliteStore, randomId, type ToolStore } from '../src/runtime/store/index.js'
 import { sqliteUnusable } from './support.js'
 
 const PG_URL = process.env.TOOLWIRE_PG_URL ?? process.env.DATABASE_URL
@@ -706,4 +706,142 @@ describe.each(backends)('processes on one $name store', (backend) => {
     expect(lost).toBe(0)
     await effects.close()
   }, 120_000)
+})
+
+/** The memory store with the SQL backends: "two stores" over one MemoryStore are the same instance. */
+const memories = new Map<string, MemoryStore>()
+const faultBackends: Backend[] = [
+  {
+    name: 'memory',
+    skip: false,
+    place: () => randomId('m'),
+    async open(place, clock) {
+      let s = memories.get(place)
+      if (s === undefined) memories.set(place, (s = new MemoryStore({ now: () => clock.t })))
+      return s
+    },
+    childOpen: () => 'undefined',
+  },
+  ...backends,
+]
+
+/** Makes every evidence write of `stores` awaitable: `settled()` resolves once all written so far are done. */
+function trackEvidence(...stores: ToolStore[]): { settled(): Promise<unknown> } {
+  const pending: Promise<void>[] = []
+  for (const s of new Set(stores)) {
+    const append = s.appendEvidence.bind(s)
+    s.appendEvidence = (record) => {
+      const p = append(record)
+      pending.push(p.catch(() => undefined))
+      return p
+    }
+  }
+  return { settled: () => Promise.all(pending) }
+}
+
+describe.each(faultBackends)('store faults and races on the $name store', (backend) => {
+  it.skipIf(backend.skip)('a failing store is reported, never read as "nothing there": recover() rejects StoreUnavailableError; confirm, undo and a call refuse store_unavailable', async () => {
+    const { a } = await pair(backend)
+    const runs: string[] = []
+    const tm = withTools(new ToolManager({ store: a }), runs)
+    const id = confirmIdOf(await tm.call('pay', { id: 'f1' }))
+    expect(await tm.recover()).toEqual([]) // the first sweep, on a working store: nothing to report
+    const errors: ToolEvents['error'][] = []
+    tm.on('error', (e) => errors.push(e))
+    await a.close()
+    const failed = await tm.recover().then(
+      () => 'resolved',
+      (err: unknown) => err,
+    )
+    expect(failed).toBeInstanceOf(StoreUnavailableError)
+    expect(failed).toMatchObject({ code: 'store_unavailable' })
+    expect(errors.map((e) => e.tool)).toEqual(['recover'])
+    // the parked call is not lost: the store is not read, so nothing is claimed or answered as unknown
+    expect(await tm.confirm('c_someoneelsesconfirmation', { approve: true })).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+    expect(await tm.undo('call-x')).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+    expect(await tm.call('send', { to: 'x' })).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+    expect(runs).toEqual([])
+    expect(id).toMatch(/^c_/)
+  })
+
+  it.skipIf(backend.skip)("a parked call's expiry is read on the store's clock only, however far it is from the process clock", async () => {
+    const { a, b, clock } = await pair(backend)
+    const runs: string[] = []
+    const tmA = withTools(new ToolManager({ store: a, confirmTtlMs: 1000 }), runs)
+    const tmB = withTools(new ToolManager({ store: b, confirmTtlMs: 1000 }), runs)
+    clock.t = Date.now() + 86_400_000 // the store's clock a day ahead of Date.now: a fresh call is not expired
+    const ahead = confirmIdOf(await tmA.call('pay', { id: 'ahead' }))
+    clock.t += 999
+    expect(await tmB.confirm(ahead, { approve: true })).toMatchObject({ status: 'ok', data: { paid: 'ahead' } })
+    clock.t = Date.now() - 86_400_000 // a day behind: the call expires 1000 ms later on that clock
+    const behind = confirmIdOf(await tmA.call('pay', { id: 'behind' }))
+    clock.t += 1000
+    expect(await tmB.confirm(behind, { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_expired' })
+    expect(runs).toEqual(['pay:ahead:'])
+  })
+
+  it.skipIf(backend.skip)('a tool unregistered between the check and the claim: unknown_tool, the call stays parked (no outcome_unknown later), confirmable once the tool is back', async () => {
+    const { a, b, clock } = await pair(backend)
+    const runs: string[] = []
+    const tmA = withTools(new ToolManager({ store: a, leaseMs: 60_000 }), runs)
+    const id = confirmIdOf(await tmA.call('pay', { id: 'gone' }))
+    expect(await tmA.recover()).toEqual([])
+    const errors: ToolEvents['error'][] = []
+    const ends: ToolEvents['call_end'][] = []
+    tmA.on('error', (e) => errors.push(e))
+    tmA.on('call_end', (e) => ends.push(e))
+    // the store's claim is where the tool goes: after the manager checked it, before the claim answers
+    const claim = a.claim.bind(a)
+    a.claim = (...args) => {
+      tmA.unregister('pay')
+      return claim(...args)
+    }
+    expect(await tmA.confirm(id, { approve: true })).toMatchObject({ status: 'refused', code: 'unknown_tool' })
+    a.claim = claim
+    expect((await a.getParked(id))!.state).toBe('parked')
+    clock.t += 60_001 // past the lease a claim would have had
+    expect(await tmA.recover()).toEqual([])
+    expect(ends.filter((e) => e.result.error()?.code === 'outcome_unknown')).toEqual([])
+    expect(errors).toEqual([])
+    const tmB = withTools(new ToolManager({ store: b }), runs)
+    expect(await tmB.confirm(id, { approve: true })).toMatchObject({ status: 'ok', data: { paid: 'gone' } })
+    expect(runs).toEqual(['pay:gone:'])
+  })
+
+  it.skipIf(backend.skip)("retries that find a dead run's key before any sweep: its own call_end and evidence come once across managers, and no sweep repeats them", async () => {
+    const { a, b, clock } = await pair(backend)
+    const evidence = trackEvidence(a, b)
+    const runs: string[] = []
+    const tmA = withTools(new ToolManager({ store: a, leaseMs: 60_000 }), runs)
+    const tmB = withTools(new ToolManager({ store: b, leaseMs: 60_000 }), runs)
+    expect(await Promise.all([tmA.recover(), tmB.recover()])).toEqual([[], []])
+    let started!: (callId: string) => void
+    const bodyStarted = new Promise<string>((resolve) => (started = resolve))
+    for (const tm of [tmA, tmB]) {
+      tm.register({
+        name: 'charge',
+        inputSchema: anyObject,
+        run: (_input: unknown, ctx: ToolContext) => {
+          runs.push('charge')
+          started(ctx.callId)
+          return new Promise(() => {}) // its process "dies" mid-run
+        },
+      })
+    }
+    void tmA.call('charge', { amount: 5 }, { idempotencyKey: 'dead-1' })
+    const deadId = await bodyStarted
+    clock.t += 60_001 // the lease ran out; no sweep yet
+    const ends: ToolEvents['call_end'][] = []
+    tmA.on('call_end', (e) => ends.push(e))
+    tmB.on('call_end', (e) => ends.push(e))
+    const retries = await Promise.all([tmA, tmB, tmA, tmB].map((tm) => tm.call('charge', { amount: 5 }, { idempotencyKey: 'dead-1' })))
+    for (const r of retries) expect(canonicalOf(r)?.error()?.code).toBe('outcome_unknown')
+    const dead = ends.filter((e) => e.callId === deadId)
+    expect(dead).toHaveLength(1)
+    expect(dead[0]!.result.error()?.code).toBe('outcome_unknown')
+    expect(await Promise.all([tmA.recover(), tmB.recover()])).toEqual([[], []])
+    await evidence.settled()
+    expect((await b.readEvidence()).filter((r) => r.callId === deadId)).toMatchObject([{ tool: 'charge', status: 'failed', result: { error: { code: 'outcome_unknown' } } }])
+    expect(runs).toEqual(['charge'])
+  })
 })

@@ -9,7 +9,7 @@
  * skip with a printed reason; with CI=true that is an error.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
@@ -18,7 +18,9 @@ import {
   MemoryStore,
   SCHEMA_VERSION,
   StoreConflictError,
+  StoreDriverMissingError,
   StoreSchemaError,
+  StoreUnavailableError,
   canonicalJson,
   evidenceOf,
   inputHash,
@@ -390,15 +392,126 @@ for (const impl of impls) {
         const viaSweep = await s.begin('k2', h, { callId: 'c2', leaseMs: 500 })
         await s.begin('k3', h, { callId: 'c3' }) // no lease: in flight until settled
         clock.t += 500
-        expect(await s.begin('k1', h, { callId: 'r1' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000 })
+        // the begin that turns the key unknown says so (it reports the dead run); later ones do not
+        expect(await s.begin('k1', h, { callId: 'r1' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: true })
+        expect(await s.begin('k1', h, { callId: 'r1b' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: false })
         const swept = await s.sweep()
         expect(swept.keys).toEqual([{ key: 'k2', callId: 'c2', startedAt: 1_000_000 }])
         expect((await s.sweep()).keys).toEqual([])
         // the late holder cannot turn "unknown" into a result someone else already reported otherwise
         expect(viaBegin.state === 'new' && (await s.settle('k1', viaBegin.token, null))).toBe(false)
         expect(viaSweep.state === 'new' && (await s.settle('k2', viaSweep.token, null))).toBe(false)
-        expect(await s.begin('k2', h, { callId: 'r2' })).toEqual({ state: 'unknown', callId: 'c2', startedAt: 1_000_000 })
+        expect(await s.begin('k2', h, { callId: 'r2' })).toEqual({ state: 'unknown', callId: 'c2', startedAt: 1_000_000, swept: false })
         expect((await s.begin('k3', h, { callId: 'r3' })).state).toBe('in_flight')
+      })
+    })
+
+    it('a call parked with ttlMs expires on the store clock, whatever the process clock says', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        clock.t = Date.now() + 24 * 3600_000 // the store's clock runs a day ahead of Date.now
+        await s.park(parkInput('a', { ttlMs: 1000 }))
+        await s.park(parkInput('b', { ttlMs: 1000 }))
+        expect((await s.getParked('a'))!.expiresAt).toBe(clock.t + 1000)
+        clock.t += 999
+        expect((await s.claim('a')).ok).toBe(true)
+        clock.t += 1
+        expect(await s.claim('b')).toEqual({ ok: false, reason: 'expired', state: 'expired' })
+      })
+    })
+
+    it('unclaim gives a claim back to parked, only for the holder of its fence; it can be claimed again', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        const first = await s.claim('a', { leaseMs: 1000 })
+        if (!first.ok) throw new Error('claim failed')
+        expect(await s.unclaim('a', first.fence + 1)).toBe(false)
+        expect(await s.unclaim('a', first.fence)).toBe(true)
+        expect(await s.unclaim('a', first.fence)).toBe(false) // parked now, not running
+        expect((await s.getParked('a'))!.state).toBe('parked')
+        const second = await s.claim('a')
+        expect(second.ok && second.fence).toBe(first.fence + 1)
+        expect(await s.unclaim('a', first.fence)).toBe(false) // the old claim's fence no longer holds it
+        expect(await s.sweep()).toEqual({ keys: [], parked: [] }) // given back: no lease left to run out
+      })
+    })
+
+    it('prune removes answered, lapsed and old rows before the cut-off, never a call that can still be answered nor a key in flight', async () => {
+      await withStores(impl, async (open, clock) => {
+        const s = await open()
+        const t0 = clock.t
+        // old rows, written at t0
+        await s.park(parkInput('done'))
+        await s.park(parkInput('denied'))
+        await s.park(parkInput('open')) // never expires: can still be confirmed
+        await s.park(parkInput('lapsed', { ttlMs: 100 })) // expires at t0 + 100, never claimed
+        await s.park(parkInput('late', { ttlMs: 20_000 })) // still confirmable at the cut-off
+        await s.park(parkInput('running'))
+        const d = await s.claim('done')
+        if (d.ok) await s.finish('done', d.fence)
+        await s.deny('denied')
+        await s.claim('running') // no lease: running until finished
+        await s.putUndo({ callId: 'u-old', tool: 't', payload: 1 })
+        await s.appendEvidence(evidence(1))
+        const settled = await s.begin('k-settled', 'h', { callId: 'c1' })
+        if (settled.state === 'new') await s.settle('k-settled', settled.token, { ok: true })
+        await s.begin('k-unknown', 'h', { callId: 'c2', leaseMs: 10 })
+        await s.begin('k-flight', 'h', { callId: 'c3' }) // in flight, no lease
+        clock.t = t0 + 50
+        await s.sweep() // k-unknown → unknown
+        // new rows, written at t0 + 10 000
+        clock.t = t0 + 10_000
+        await s.park(parkInput('new-done'))
+        const nd = await s.claim('new-done')
+        if (nd.ok) await s.finish('new-done', nd.fence)
+        await s.putUndo({ callId: 'u-new', tool: 't', payload: 2 })
+        await s.appendEvidence(evidence(2))
+        const fresh = await s.begin('k-new', 'h', { callId: 'c4' })
+        if (fresh.state === 'new') await s.settle('k-new', fresh.token, { ok: true })
+        clock.t = t0 + 15_000
+        await expect(s.prune({ olderThanMs: -1 })).rejects.toThrow(/olderThanMs/)
+        // cut-off t0 + 5 000: what was written or answered before it goes
+        expect(await s.prune({ olderThanMs: 10_000 })).toEqual({ parked: 3, undo: 1, evidence: 1, ledger: 2 })
+        const left = async (ids: string[]) => (await Promise.all(ids.map((id) => s.getParked(id)))).map((c) => c?.state ?? 'gone')
+        expect(await left(['done', 'denied', 'lapsed', 'open', 'late', 'running', 'new-done'])).toEqual(['gone', 'gone', 'gone', 'parked', 'parked', 'running', 'done'])
+        expect((await s.claim('open')).ok).toBe(true)
+        expect((await s.claim('late')).ok).toBe(true)
+        expect(await s.takeUndo('u-old')).toBeUndefined()
+        expect(await s.takeUndo('u-new')).toMatchObject({ payload: 2 })
+        expect(await s.readEvidence()).toEqual([evidence(2)])
+        expect((await s.begin('k-flight', 'h', { callId: 'x' })).state).toBe('in_flight')
+        expect((await s.begin('k-new', 'h', { callId: 'x' })).state).toBe('settled')
+        // a pruned key is forgotten: it is new again
+        expect((await s.begin('k-settled', 'h', { callId: 'x' })).state).toBe('new')
+        expect((await s.begin('k-unknown', 'h', { callId: 'x' })).state).toBe('new')
+        expect(await s.prune({ olderThanMs: 10_000 })).toEqual({ parked: 0, undo: 0, evidence: 0, ledger: 0 })
+      })
+    })
+
+    it('a closed store rejects every method with StoreUnavailableError (code store_unavailable)', async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        await s.park(parkInput('a'))
+        await s.close()
+        const calls: (() => Promise<unknown>)[] = [
+          () => s.getParked('a'),
+          () => s.listParked(),
+          () => s.claim('a'),
+          () => s.sweep(),
+          () => s.readEvidence(),
+          () => s.begin('k', 'h', { callId: 'c' }),
+          () => s.takeUndo('c'),
+          () => s.prune({ olderThanMs: 0 }),
+        ]
+        for (const call of calls) {
+          const err = await call().then(
+            () => undefined,
+            (e: unknown) => e,
+          )
+          expect(err).toBeInstanceOf(StoreUnavailableError)
+          expect(err).toMatchObject({ code: 'store_unavailable' })
+        }
       })
     })
 
@@ -565,6 +678,45 @@ describe('approval tokens', () => {
 })
 
 describe('loading', () => {
+  it('a driver that is not installed is a StoreDriverMissingError saying what to install, not a bare ERR_MODULE_NOT_FOUND', async () => {
+    // the store entry bundled into a folder with no node_modules above it: `better-sqlite3` and `pg` really do not resolve there
+    const out = mkdtempSync(join(tmpdir(), 'toolwire-nodriver-'))
+    dirs.push(out)
+    await build({ entryPoints: { store: 'src/runtime/store/index.ts' }, outdir: out, outExtension: { '.js': '.mjs' }, bundle: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
+    symlinkSync(join(import.meta.dirname, '..', 'binding.cjs'), join(out, 'binding.cjs')) // toolwire's own native addon, found beside the bundle
+    const source = `
+      import * as store from ${JSON.stringify(join(out, 'store.mjs'))}
+      const report = (err) => ({ name: err.name, code: err.code, driver: err.driver, message: err.message, cause: err.cause?.code, isClass: err instanceof store.StoreDriverMissingError })
+      const results = []
+      for (const open of [() => store.openSqliteStore({ path: ':memory:' }), () => store.openPostgresStore({ connectionString: 'postgres://127.0.0.1:1/none' })]) {
+        results.push(await open().then(() => 'opened', report))
+      }
+      process.stdout.write(JSON.stringify(results))`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', source], { cwd: out, stdio: ['ignore', 'pipe', 'inherit'] })
+    let text = ''
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c))
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(JSON.parse(text)).toEqual([
+      {
+        name: 'StoreDriverMissingError',
+        code: 'store_driver_missing',
+        driver: 'better-sqlite3',
+        message: "toolwire: the SQLite store needs the 'better-sqlite3' package, which is not installed: npm install better-sqlite3",
+        cause: 'ERR_MODULE_NOT_FOUND',
+        isClass: true,
+      },
+      {
+        name: 'StoreDriverMissingError',
+        code: 'store_driver_missing',
+        driver: 'pg',
+        message: "toolwire: the PostgreSQL store needs the 'pg' package, which is not installed: npm install pg",
+        cause: 'ERR_MODULE_NOT_FOUND',
+        isClass: true,
+      },
+    ])
+    expect(new StoreDriverMissingError('pg')).toBeInstanceOf(Error)
+  })
+
   it('the root entry reaches no store implementation nor a driver; the store entry loads its drivers only on open', async () => {
     const meta = async (entry: string) =>
       (await build({ entryPoints: [entry], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent' })).metafile!
@@ -574,6 +726,7 @@ describe('loading', () => {
       'src/runtime/store/approval.ts',
       'src/runtime/store/codec.ts',
       'src/runtime/store/evidence.ts',
+      'src/runtime/store/types.ts', // the error classes (StoreUnavailableError); no driver
     ])
     const rootImports = Object.values(root.outputs).flatMap((o) => o.imports.map((i) => i.path))
     expect(rootImports.filter((p) => p === 'better-sqlite3' || p === 'pg')).toEqual([])

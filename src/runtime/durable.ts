@@ -25,7 +25,7 @@ import type { CallResult } from '../core/view.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from './store/approval.js'
 import { inputHash, inputHashKey, keyBytes, keyedInputHash, openInput, randomId, sealInput, type StoreKey } from './store/codec.js'
 import { redact } from '../core/redact.js'
-import type { ClaimResult, ParkedCall, ParkedKind, ToolStore, UndoEntry } from './store/types.js'
+import { StoreUnavailableError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore, type UndoEntry } from './store/types.js'
 import type { LedgerGate, LedgerTicket } from './types.js'
 
 /** The refusal code of a `confirmId` that is not a token this manager's `approvalSecret` signed. */
@@ -192,7 +192,10 @@ export class Durable {
     return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool, inputHash: this.hashInput(input, undefined) }) }
   }
 
-  /** Parks a call in the store: the input redacted, and sealed with the store key when there is one. */
+  /**
+   * Parks a call in the store: the input redacted, and sealed with the store key when there is
+   * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
+   */
   park(
     id: string,
     kind: ParkedKind,
@@ -201,11 +204,21 @@ export class Durable {
     input: unknown,
     sensitive: ReadonlySet<string> | undefined,
     timeoutMs: number | undefined,
-    expiresAt: number,
+    ttlMs: number,
     idempotencyKey?: string,
   ): Promise<void> {
     const stored = sealInput(id, input, sensitive, this.key)
-    return this.store.park({ id, kind, tool, callId, input: stored, inputHash: this.hashInput(input, sensitive), expiresAt, data: parkedData(timeoutMs, idempotencyKey) })
+    return this.store.park({
+      id,
+      kind,
+      tool,
+      callId,
+      input: stored,
+      inputHash: this.hashInput(input, sensitive),
+      expiresAt: null,
+      ttlMs,
+      data: parkedData(timeoutMs, idempotencyKey),
+    })
   }
 
   // ------------------------------------------------------------ confirm and resume
@@ -273,8 +286,16 @@ export class Durable {
       }
       const claim: ClaimResult = await this.store.claim(id, { kind, leaseMs: this.leaseMs })
       if (!claim.ok) return await this.refusedClaim(kind, claim.reason, host)
-      host.forget(id)
       const call = claim.call
+      if (!host.hasTool(call.tool)) {
+        // unregistered while the claim was on its way: nothing ran, so the call goes back to parked
+        // (confirmable again once the tool is registered) instead of being left running for a sweep
+        // to call its outcome unknown
+        await this.unclaim(id, claim.fence, call, host)
+        return await this.refuse(host, 'unknown_tool', unknownToolText(call.tool), call.tool, call.callId)
+      }
+      host.forget(id)
+      // no await between the check above and the run: the tool cannot go in between
       const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey)
       try {
         await this.store.finish(id, claim.fence)
@@ -287,6 +308,15 @@ export class Durable {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(claims?.callId ?? '', tool, err)
       return this.refuse(host, STORE_UNAVAILABLE, storeUnreadableText(what))
+    }
+  }
+
+  /** Gives a claim back (nothing ran). A store failure here is reported; the lease then makes it `unknown`. */
+  private async unclaim(id: string, fence: number, call: ParkedCall, host: DurableHost): Promise<void> {
+    try {
+      if (!(await this.store.unclaim(id, fence))) host.reportError(call.callId, call.tool, new Error('toolwire: the claim of a parked call that did not run could not be given back'))
+    } catch (err) {
+      host.reportError(call.callId, call.tool, err)
     }
   }
 
@@ -326,7 +356,7 @@ export class Durable {
     callId: string,
     input: unknown,
     sensitive: ReadonlySet<string> | undefined,
-    host: Pick<DurableHost, 'reportError'>,
+    host: Pick<DurableHost, 'reportError' | 'unknownOutcome'>,
   ): Promise<LedgerGate> {
     if (key === undefined && idempotent) return PASS
     const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
@@ -350,8 +380,11 @@ export class Durable {
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, STORE_TEXTS.idempotencyMismatch) }
       case 'in_flight':
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
-      case 'unknown':
+      case 'unknown': {
+        // this begin found the dead run's lease run out before any sweep: it reports that run (once across instances)
+        if (begun.swept) host.unknownOutcome(tool, begun.callId, begun.startedAt)
         return { run: false, replayed: false, result: unknownOutcomeResult() }
+      }
     }
   }
 
@@ -384,10 +417,16 @@ export class Durable {
   /**
    * Marks runs whose lease ran out (their process died) as outcome unknown, and reports each
    * once across instances (`call_end` and the evidence). Sweeps run one after another.
+   * Rejects with a {@link StoreUnavailableError} when the store fails (never an empty answer).
    */
   sweep(host: DurableHost): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
     const run = this.sweeping.then(async () => {
-      const swept = await this.store.sweep()
+      let swept: Awaited<ReturnType<ToolStore['sweep']>>
+      try {
+        swept = await this.store.sweep()
+      } catch (err) {
+        throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be swept: ${describe(err)}`, { cause: err })
+      }
       const out: { tool: string; callId: string }[] = []
       for (const k of swept.keys) {
         const parsed = parseLedgerKey(k.key)
@@ -447,6 +486,14 @@ export class Durable {
   }
 }
 
+
+function describe(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err)
+  } catch {
+    return 'an unreadable error'
+  }
+}
 
 /** What a parked call keeps of its options: the timeout and the idempotency key, when it has them. */
 function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined): JsonValue {

@@ -499,7 +499,8 @@ export class ToolManager {
     this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
     if (this.durable === undefined) return
     try {
-      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, expiresAt, idempotencyKey).catch((err: unknown) => this.reportError(callId, entry.name, err))
+      // the store dates the expiry on its own clock, the one its claims compare with
+      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, ttl, idempotencyKey).catch((err: unknown) => this.reportError(callId, entry.name, err))
     } catch (err) {
       this.reportError(callId, entry.name, err)
     }
@@ -563,7 +564,9 @@ export class ToolManager {
    * With a store: marks the runs whose lease ran out (their process stopped mid-run) as
    * outcome unknown, and reports each once, across every manager on the store: a `call_end`
    * with an `other` error coded `outcome_unknown`, and an evidence record. A manager sweeps
-   * when it is made; call this periodically (or after a restart) to sweep again. Never rejects.
+   * when it is made; call this periodically (or after a restart) to sweep again.
+   * Rejects with a `StoreUnavailableError` (`code: 'store_unavailable'`, also an `error` event)
+   * when the store fails: an empty answer always means that nothing was found.
    */
   async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
     if (this.durable === undefined) return []
@@ -571,7 +574,7 @@ export class ToolManager {
       return await this.durable.sweep(this.durableHost)
     } catch (err) {
       this.reportError('', 'recover', err)
-      return []
+      throw err
     }
   }
 

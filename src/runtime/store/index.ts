@@ -14,12 +14,14 @@ export type {
   ParkedCall,
   ParkedKind,
   ParkedState,
+  PruneOptions,
+  PruneResult,
   StoreOptions,
   SweepResult,
   ToolStore,
   UndoEntry,
 } from './types.js'
-export { StoreConflictError, StoreSchemaError } from './types.js'
+export { StoreConflictError, StoreDriverMissingError, StoreSchemaError, StoreUnavailableError } from './types.js'
 export { MemoryStore } from './memory.js'
 export { SCHEMA_VERSION, type SqlStore } from './sql.js'
 export { openSqliteStore, type SqliteDatabase, type SqliteStatement, type SqliteStoreOptions } from './sqlite.js'

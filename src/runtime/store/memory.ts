@@ -8,6 +8,8 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import {
   StoreConflictError,
+  StoreUnavailableError,
+  pruneAge,
   type BeginOptions,
   type BeginResult,
   type ClaimOptions,
@@ -15,6 +17,8 @@ import {
   type ParkInput,
   type ParkedCall,
   type ParkedState,
+  type PruneOptions,
+  type PruneResult,
   type StoreOptions,
   type SweepResult,
   type ToolStore,
@@ -42,25 +46,36 @@ export class MemoryStore implements ToolStore {
   private readonly now: () => number
   private readonly parked = new Map<string, Parked>()
   private readonly undos = new Map<string, UndoEntry>()
-  private readonly evidence: EvidenceRecord[] = []
+  private evidence: { readonly record: EvidenceRecord; readonly at: number }[] = []
   private readonly ledger = new Map<string, LedgerRow>()
+  private closed = false
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? Date.now
   }
 
+  /** A closed store answers nothing, as a closed database would. */
+  private open(): void {
+    if (this.closed) throw new StoreUnavailableError('toolwire: the store is closed')
+  }
+
   async park(call: ParkInput): Promise<void> {
+    this.open()
     if (this.parked.has(call.id)) throw new StoreConflictError(`toolwire: parked call ${call.id} exists`)
     const now = this.now()
-    const row: ParkedCall = Object.freeze({ ...call, data: call.data ?? null, state: 'parked', fence: 0, createdAt: now, updatedAt: now })
+    const { ttlMs: _ttl, ...rest } = call
+    const expiresAt = call.ttlMs === undefined ? call.expiresAt : now + call.ttlMs
+    const row: ParkedCall = Object.freeze({ ...rest, expiresAt, data: call.data ?? null, state: 'parked', fence: 0, createdAt: now, updatedAt: now })
     this.parked.set(call.id, { call: row, leaseUntil: null })
   }
 
   async getParked(id: string): Promise<ParkedCall | undefined> {
+    this.open()
     return this.parked.get(id)?.call
   }
 
   async listParked(state: ParkedState = 'parked'): Promise<readonly ParkedCall[]> {
+    this.open()
     return [...this.parked.values()].map((p) => p.call).filter((c) => c.state === state)
   }
 
@@ -70,6 +85,7 @@ export class MemoryStore implements ToolStore {
   }
 
   async claim(id: string, options: ClaimOptions = {}): Promise<ClaimResult> {
+    this.open()
     const p = this.parked.get(id)
     if (p === undefined || (options.kind !== undefined && p.call.kind !== options.kind)) return { ok: false, reason: 'unknown' }
     if (p.call.state !== 'parked') return { ok: false, reason: p.call.state === 'expired' ? 'expired' : 'used', state: p.call.state }
@@ -84,13 +100,24 @@ export class MemoryStore implements ToolStore {
   }
 
   async finish(id: string, fence: number): Promise<boolean> {
+    this.open()
     const p = this.parked.get(id)
     if (p === undefined || p.call.state !== 'running' || p.call.fence !== fence) return false
     this.set(p, 'done')
     return true
   }
 
+  async unclaim(id: string, fence: number): Promise<boolean> {
+    this.open()
+    const p = this.parked.get(id)
+    if (p === undefined || p.call.state !== 'running' || p.call.fence !== fence) return false
+    p.leaseUntil = null
+    this.set(p, 'parked')
+    return true
+  }
+
   async deny(id: string): Promise<boolean> {
+    this.open()
     const p = this.parked.get(id)
     if (p === undefined || p.call.state !== 'parked') return false
     this.set(p, 'denied')
@@ -98,25 +125,30 @@ export class MemoryStore implements ToolStore {
   }
 
   async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
+    this.open()
     if (this.undos.has(entry.callId)) throw new StoreConflictError(`toolwire: call ${entry.callId} has an undo`)
     this.undos.set(entry.callId, Object.freeze({ callId: entry.callId, tool: entry.tool, payload: entry.payload, createdAt: this.now() }))
   }
 
   async takeUndo(callId: string): Promise<UndoEntry | undefined> {
+    this.open()
     const entry = this.undos.get(callId)
     this.undos.delete(callId)
     return entry
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {
-    this.evidence.push(record)
+    this.open()
+    this.evidence.push({ record, at: this.now() })
   }
 
   async readEvidence(): Promise<readonly EvidenceRecord[]> {
-    return [...this.evidence]
+    this.open()
+    return this.evidence.map((e) => e.record)
   }
 
   async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
+    this.open()
     const now = this.now()
     const row = this.ledger.get(key)
     if (row === undefined) {
@@ -126,12 +158,18 @@ export class MemoryStore implements ToolStore {
       return { state: 'new', token }
     }
     if (row.inputHash !== inputHash) return { state: 'mismatch', callId: row.callId }
-    if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) row.state = 'unknown'
+    let swept = false
+    if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) {
+      row.state = 'unknown'
+      swept = true
+    }
     if (row.state === 'settled') return { state: 'settled', callId: row.callId, result: row.result }
-    return { state: row.state, callId: row.callId, startedAt: row.startedAt }
+    if (row.state === 'unknown') return { state: 'unknown', callId: row.callId, startedAt: row.startedAt, swept }
+    return { state: 'in_flight', callId: row.callId, startedAt: row.startedAt }
   }
 
   async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
+    this.open()
     const row = this.ledger.get(key)
     if (row === undefined || row.state !== 'in_flight' || row.token !== token) return false
     row.state = 'settled'
@@ -140,6 +178,7 @@ export class MemoryStore implements ToolStore {
   }
 
   async release(key: string, token: string): Promise<boolean> {
+    this.open()
     const row = this.ledger.get(key)
     if (row === undefined || row.state !== 'in_flight' || row.token !== token) return false
     this.ledger.delete(key)
@@ -147,6 +186,7 @@ export class MemoryStore implements ToolStore {
   }
 
   async sweep(): Promise<SweepResult> {
+    this.open()
     const now = this.now()
     const keys: { key: string; callId: string; startedAt: number }[] = []
     for (const [key, row] of this.ledger) {
@@ -162,5 +202,41 @@ export class MemoryStore implements ToolStore {
     return { keys, parked }
   }
 
-  async close(): Promise<void> {}
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    this.open()
+    const now = this.now()
+    const cutoff = now - pruneAge(options)
+    let parked = 0
+    for (const [id, p] of this.parked) {
+      const c = p.call
+      const answered = c.state !== 'parked' && c.state !== 'running' && c.updatedAt < cutoff
+      const lapsed = c.state === 'parked' && c.expiresAt !== null && c.expiresAt <= now && c.expiresAt < cutoff
+      if (answered || lapsed) {
+        this.parked.delete(id)
+        parked++
+      }
+    }
+    let undo = 0
+    for (const [callId, u] of this.undos) {
+      if (u.createdAt < cutoff) {
+        this.undos.delete(callId)
+        undo++
+      }
+    }
+    const kept = this.evidence.filter((e) => e.at >= cutoff)
+    const evidence = this.evidence.length - kept.length
+    this.evidence = kept
+    let ledger = 0
+    for (const [key, row] of this.ledger) {
+      if (row.state !== 'in_flight' && row.startedAt < cutoff) {
+        this.ledger.delete(key)
+        ledger++
+      }
+    }
+    return { parked, undo, evidence, ledger }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+  }
 }

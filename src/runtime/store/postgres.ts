@@ -6,7 +6,7 @@
  * never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
-import { StoreSchemaError, type StoreOptions } from './types.js'
+import { StoreSchemaError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `pg` query result. */
 export interface PgResult {
@@ -39,7 +39,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly max?: number
 }
 
-const DIALECT: Dialect = { int: 'BIGINT', serial: 'BIGSERIAL', order: 'seq' }
+const DIALECT: Dialect = { int: 'BIGINT', serial: 'BIGSERIAL', order: 'seq', nowMs: 'CAST(EXTRACT(EPOCH FROM now()) * 1000 AS BIGINT)' }
 /** The advisory lock that serializes migrations across instances. */
 const MIGRATION_LOCK = 0x746f6f6c // 'tool'
 
@@ -119,6 +119,7 @@ async function migrate(pool: PgPool, schema: string | undefined): Promise<void> 
  * const store = await openPostgresStore({ connectionString: process.env.DATABASE_URL })
  * ```
  * @throws StoreSchemaError when the database's schema is newer than this toolwire knows.
+ * @throws StoreDriverMissingError when `pg` is not installed (`npm install pg`).
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
   const { schema } = options
@@ -128,7 +129,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const owned = pool === undefined
   if (pool === undefined) {
     if (options.connectionString === undefined) throw new TypeError('toolwire: openPostgresStore needs a connectionString or a pool')
-    const mod = (await import('pg')) as unknown as { default: { Pool: new (config: Record<string, unknown>) => PgPool & { on(event: 'error', f: (err: Error) => void): unknown } } }
+    const mod = (await loadDriver('pg', () => import('pg'))) as unknown as { default: { Pool: new (config: Record<string, unknown>) => PgPool & { on(event: 'error', f: (err: Error) => void): unknown } } }
     const own = new mod.default.Pool({
       connectionString: options.connectionString,
       max: options.max ?? 10,

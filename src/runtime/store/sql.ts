@@ -13,6 +13,8 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import {
   StoreConflictError,
+  StoreUnavailableError,
+  pruneAge,
   type BeginOptions,
   type BeginResult,
   type ClaimOptions,
@@ -21,6 +23,8 @@ import {
   type ParkedCall,
   type ParkedKind,
   type ParkedState,
+  type PruneOptions,
+  type PruneResult,
   type SweepResult,
   type ToolStore,
   type UndoEntry,
@@ -57,6 +61,8 @@ export interface Dialect {
   readonly serial: string
   /** The expression that orders parked calls oldest first. */
   readonly order: string
+  /** The database's clock, epoch ms (only to date rows written before schema 2). */
+  readonly nowMs: string
 }
 
 /** The migrations, in order; the last one's version is the newest schema this toolwire knows. */
@@ -81,11 +87,20 @@ export function migrations(d: Dialect): readonly Migration[] {
         `CREATE INDEX toolwire_ledger_state ON toolwire_ledger (state)`,
       ],
     },
+    {
+      // retention (prune): evidence rows get the time they were written; older rows are dated now
+      version: 2,
+      statements: [
+        `ALTER TABLE toolwire_evidence ADD COLUMN created_at ${d.int}`,
+        `UPDATE toolwire_evidence SET created_at = ${d.nowMs} WHERE created_at IS NULL`,
+        `CREATE INDEX toolwire_evidence_created ON toolwire_evidence (created_at)`,
+      ],
+    },
   ]
 }
 
 /** The newest schema version this toolwire knows. */
-export const SCHEMA_VERSION = 1
+export const SCHEMA_VERSION = 2
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
@@ -119,16 +134,43 @@ export class SqlStore implements ToolStore {
     private readonly now: () => number,
   ) {}
 
+  /** A statement's rows. @throws StoreUnavailableError when the store is closed or the database fails (a unique-key violation is thrown as it is). */
+  private async all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
+    if (this.closed !== undefined) throw new StoreUnavailableError(`toolwire: the ${this.kind} store is closed`)
+    try {
+      return await this.db.all(sql, params)
+    } catch (err) {
+      throw this.failure(err)
+    }
+  }
+
+  /** Runs a statement; the rows it changed. @throws as {@link all}. */
+  private async run(sql: string, params: readonly SqlParam[]): Promise<number> {
+    if (this.closed !== undefined) throw new StoreUnavailableError(`toolwire: the ${this.kind} store is closed`)
+    try {
+      return await this.db.run(sql, params)
+    } catch (err) {
+      throw this.failure(err)
+    }
+  }
+
+  private failure(err: unknown): unknown {
+    if (this.db.isConflict(err)) return err
+    const message = err instanceof Error ? err.message : String(err)
+    return new StoreUnavailableError(`toolwire: the ${this.kind} store failed: ${message}`, { cause: err })
+  }
+
   async park(call: ParkInput): Promise<void> {
     const now = this.now()
     const { input } = call
+    const expiresAt = call.ttlMs === undefined ? call.expiresAt : now + call.ttlMs
     try {
-      await this.db.run(
+      await this.run(
         `INSERT INTO toolwire_parked (id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'parked', 0, ?, ?, ?)`,
         [
           call.id, call.kind, call.callId, call.tool, JSON.stringify(input.input), input.sealed, input.redacted ? 1 : 0,
-          call.inputHash, JSON.stringify(call.data ?? null), call.expiresAt, now, now,
+          call.inputHash, JSON.stringify(call.data ?? null), expiresAt, now, now,
         ],
       )
     } catch (err) {
@@ -138,12 +180,12 @@ export class SqlStore implements ToolStore {
   }
 
   async getParked(id: string): Promise<ParkedCall | undefined> {
-    const rows = await this.db.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE id = ?`, [id])
+    const rows = await this.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE id = ?`, [id])
     return rows[0] === undefined ? undefined : parkedOf(rows[0])
   }
 
   async listParked(state: ParkedState = 'parked'): Promise<readonly ParkedCall[]> {
-    const rows = await this.db.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE state = ? ORDER BY ${this.dialect.order}`, [state])
+    const rows = await this.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE state = ? ORDER BY ${this.dialect.order}`, [state])
     return rows.map(parkedOf)
   }
 
@@ -151,7 +193,7 @@ export class SqlStore implements ToolStore {
     const now = this.now()
     const kind = options.kind ?? null
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
-    const won = await this.db.all(
+    const won = await this.all(
       `UPDATE toolwire_parked SET state = 'running', fence = fence + 1, lease_until = ?, updated_at = ?
        WHERE id = ? AND state = 'parked' AND (expires_at IS NULL OR expires_at > ?) AND (CAST(? AS TEXT) IS NULL OR kind = ?)
        RETURNING ${PARKED_COLUMNS}`,
@@ -165,28 +207,36 @@ export class SqlStore implements ToolStore {
     if (found === undefined || (options.kind !== undefined && found.kind !== options.kind)) return { ok: false, reason: 'unknown' }
     if (found.state === 'parked') {
       // past its expiry: it stays expired, whoever asks next
-      await this.db.run(`UPDATE toolwire_parked SET state = 'expired', updated_at = ? WHERE id = ? AND state = 'parked'`, [now, id])
+      await this.run(`UPDATE toolwire_parked SET state = 'expired', updated_at = ? WHERE id = ? AND state = 'parked'`, [now, id])
       return { ok: false, reason: 'expired', state: 'expired' }
     }
     return { ok: false, reason: found.state === 'expired' ? 'expired' : 'used', state: found.state }
   }
 
   async finish(id: string, fence: number): Promise<boolean> {
-    const n = await this.db.run(
+    const n = await this.run(
       `UPDATE toolwire_parked SET state = 'done', lease_until = NULL, updated_at = ? WHERE id = ? AND state = 'running' AND fence = ?`,
       [this.now(), id, fence],
     )
     return n === 1
   }
 
+  async unclaim(id: string, fence: number): Promise<boolean> {
+    const n = await this.run(
+      `UPDATE toolwire_parked SET state = 'parked', lease_until = NULL, updated_at = ? WHERE id = ? AND state = 'running' AND fence = ?`,
+      [this.now(), id, fence],
+    )
+    return n === 1
+  }
+
   async deny(id: string): Promise<boolean> {
-    const n = await this.db.run(`UPDATE toolwire_parked SET state = 'denied', updated_at = ? WHERE id = ? AND state = 'parked'`, [this.now(), id])
+    const n = await this.run(`UPDATE toolwire_parked SET state = 'denied', updated_at = ? WHERE id = ? AND state = 'parked'`, [this.now(), id])
     return n === 1
   }
 
   async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
     try {
-      await this.db.run(`INSERT INTO toolwire_undo (call_id, tool, payload, created_at) VALUES (?, ?, ?, ?)`, [
+      await this.run(`INSERT INTO toolwire_undo (call_id, tool, payload, created_at) VALUES (?, ?, ?, ?)`, [
         entry.callId,
         entry.tool,
         JSON.stringify(entry.payload),
@@ -199,18 +249,23 @@ export class SqlStore implements ToolStore {
   }
 
   async takeUndo(callId: string): Promise<UndoEntry | undefined> {
-    const rows = await this.db.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
+    const rows = await this.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
     const r = rows[0]
     if (r === undefined) return undefined
     return Object.freeze({ callId: String(r.call_id), tool: String(r.tool), payload: json(r.payload), createdAt: num(r.created_at) })
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {
-    await this.db.run(`INSERT INTO toolwire_evidence (call_id, tool, record) VALUES (?, ?, ?)`, [record.callId, record.tool, JSON.stringify(record)])
+    await this.run(`INSERT INTO toolwire_evidence (call_id, tool, record, created_at) VALUES (?, ?, ?, ?)`, [
+      record.callId,
+      record.tool,
+      JSON.stringify(record),
+      this.now(),
+    ])
   }
 
   async readEvidence(): Promise<readonly EvidenceRecord[]> {
-    const rows = await this.db.all(`SELECT record FROM toolwire_evidence ORDER BY seq`, [])
+    const rows = await this.all(`SELECT record FROM toolwire_evidence ORDER BY seq`, [])
     return rows.map((r) => JSON.parse(String(r.record)) as EvidenceRecord)
   }
 
@@ -218,28 +273,29 @@ export class SqlStore implements ToolStore {
     const now = this.now()
     const token = randomId()
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
-    const taken = await this.db.all(
+    const taken = await this.all(
       `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at)
        VALUES (?, ?, ?, 'in_flight', ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
       [key, inputHash, options.callId, token, lease, now],
     )
     if (taken[0] !== undefined) return { state: 'new', token }
     // a run whose lease ran out never settles: its outcome is unknown, for good
-    await this.db.run(
+    const swept = await this.run(
       `UPDATE toolwire_ledger SET state = 'unknown' WHERE key = ? AND input_hash = ? AND state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ?`,
       [key, inputHash, now],
     )
-    const rows = await this.db.all(`SELECT input_hash, call_id, state, started_at, result FROM toolwire_ledger WHERE key = ?`, [key])
+    const rows = await this.all(`SELECT input_hash, call_id, state, started_at, result FROM toolwire_ledger WHERE key = ?`, [key])
     const r = rows[0]
-    if (r === undefined) return this.begin(key, inputHash, options) // never deleted today; kept correct if it ever is
+    if (r === undefined) return this.begin(key, inputHash, options) // pruned meanwhile: the key is free again
     const callId = String(r.call_id)
     if (String(r.input_hash) !== inputHash) return { state: 'mismatch', callId }
     if (r.state === 'settled') return { state: 'settled', callId, result: json(r.result) }
-    return { state: r.state === 'unknown' ? 'unknown' : 'in_flight', callId, startedAt: num(r.started_at) }
+    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1 }
+    return { state: 'in_flight', callId, startedAt: num(r.started_at) }
   }
 
   async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
-    const n = await this.db.run(`UPDATE toolwire_ledger SET state = 'settled', result = ?, lease_until = NULL WHERE key = ? AND token = ? AND state = 'in_flight'`, [
+    const n = await this.run(`UPDATE toolwire_ledger SET state = 'settled', result = ?, lease_until = NULL WHERE key = ? AND token = ? AND state = 'in_flight'`, [
       JSON.stringify(result),
       key,
       token,
@@ -248,16 +304,16 @@ export class SqlStore implements ToolStore {
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return (await this.db.run(`DELETE FROM toolwire_ledger WHERE key = ? AND token = ? AND state = 'in_flight'`, [key, token])) === 1
+    return (await this.run(`DELETE FROM toolwire_ledger WHERE key = ? AND token = ? AND state = 'in_flight'`, [key, token])) === 1
   }
 
   async sweep(): Promise<SweepResult> {
     const now = this.now()
-    const keys = await this.db.all(
+    const keys = await this.all(
       `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at`,
       [now],
     )
-    const parked = await this.db.all(
+    const parked = await this.all(
       `UPDATE toolwire_parked SET state = 'unknown', updated_at = ? WHERE state = 'running' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING ${PARKED_COLUMNS}`,
       [now, now],
     )
@@ -265,6 +321,20 @@ export class SqlStore implements ToolStore {
       keys: keys.map((r) => Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at) })),
       parked: parked.map(parkedOf),
     }
+  }
+
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    const now = this.now()
+    const cutoff = now - pruneAge(options)
+    const parked = await this.run(
+      `DELETE FROM toolwire_parked WHERE (state IN ('done', 'denied', 'expired', 'unknown') AND updated_at < ?)
+       OR (state = 'parked' AND expires_at IS NOT NULL AND expires_at <= ? AND expires_at < ?)`,
+      [cutoff, now, cutoff],
+    )
+    const undo = await this.run(`DELETE FROM toolwire_undo WHERE created_at < ?`, [cutoff])
+    const evidence = await this.run(`DELETE FROM toolwire_evidence WHERE created_at < ?`, [cutoff])
+    const ledger = await this.run(`DELETE FROM toolwire_ledger WHERE state IN ('settled', 'unknown') AND started_at < ?`, [cutoff])
+    return { parked, undo, evidence, ledger }
   }
 
   /** Closes the connection once; later calls resolve with the first. */

@@ -5,7 +5,7 @@
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
-import { StoreSchemaError, type StoreOptions } from './types.js'
+import { StoreSchemaError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `better-sqlite3` statement. */
 export interface SqliteStatement {
@@ -31,7 +31,7 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly busyTimeoutMs?: number
 }
 
-const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid' }
+const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid', nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)` }
 
 class SqliteDriver implements SqlDriver {
   private readonly statements = new Map<string, SqliteStatement>()
@@ -95,13 +95,14 @@ function migrate(db: SqliteDatabase): void {
  * const store = await openSqliteStore({ path: 'toolwire.db' })
  * ```
  * @throws StoreSchemaError when the file's schema is newer than this toolwire knows.
+ * @throws StoreDriverMissingError when `better-sqlite3` is not installed (`npm install better-sqlite3`).
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
   let db = options.database
   const owned = db === undefined
   if (db === undefined) {
     if (options.path === undefined) throw new TypeError('toolwire: openSqliteStore needs a path or a database')
-    const mod = (await import('better-sqlite3')) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
+    const mod = (await loadDriver('better-sqlite3', () => import('better-sqlite3'))) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
     db = new mod.default(options.path, { timeout: options.busyTimeoutMs ?? 5000 })
   } else {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)

@@ -34,8 +34,13 @@ export interface ParkInput {
   readonly input: StoredInput
   /** {@link inputHash} of the real input. */
   readonly inputHash: string
-  /** Epoch ms after which a claim answers `expired`; `null` for never. */
+  /**
+   * Epoch ms after which a claim answers `expired`; `null` for never. Ignored when `ttlMs` is
+   * given: then the store sets it from its own clock, the one its claims read.
+   */
   readonly expiresAt: number | null
+  /** How long the call may wait, from now on the store's clock (its `now` option): sets `expiresAt`. */
+  readonly ttlMs?: number
   /** Anything else the manager needs to continue the call (the pending request, a summary), redacted. */
   readonly data?: JsonValue
 }
@@ -71,8 +76,12 @@ export type BeginResult =
   | { readonly state: 'in_flight'; readonly callId: string; readonly startedAt: number }
   /** A run settled the key with the same input: its recorded result. */
   | { readonly state: 'settled'; readonly callId: string; readonly result: JsonValue }
-  /** A run began and never settled (its process died, its lease ran out): it may or may not have happened. */
-  | { readonly state: 'unknown'; readonly callId: string; readonly startedAt: number }
+  /**
+   * A run began and never settled (its process died, its lease ran out): it may or may not have
+   * happened. `swept` is true for the one `begin` (or `sweep`) that turned the key unknown — it
+   * reports the dead run — and false for every later one.
+   */
+  | { readonly state: 'unknown'; readonly callId: string; readonly startedAt: number; readonly swept: boolean }
   /** The key was used with another input. */
   | { readonly state: 'mismatch'; readonly callId: string }
 
@@ -88,6 +97,20 @@ export interface BeginOptions {
 export interface SweepResult {
   readonly keys: readonly { readonly key: string; readonly callId: string; readonly startedAt: number }[]
   readonly parked: readonly ParkedCall[]
+}
+
+/** Options of `prune`. */
+export interface PruneOptions {
+  /** Rows older than this many ms (on the store's clock) go; at least 0. */
+  readonly olderThanMs: number
+}
+
+/** How many rows `prune` removed, per kind. */
+export interface PruneResult {
+  readonly parked: number
+  readonly undo: number
+  readonly evidence: number
+  readonly ledger: number
 }
 
 /** Options of `claim`. */
@@ -112,6 +135,11 @@ export interface ToolStore {
   claim(id: string, options?: ClaimOptions): Promise<ClaimResult>
   /** running → done, only for the holder of `fence`. Whether it was. */
   finish(id: string, fence: number): Promise<boolean>
+  /**
+   * running → parked again, only for the holder of `fence`, before anything ran (the claimer
+   * found it could not run the call: its tool was unregistered meanwhile). Whether it was.
+   */
+  unclaim(id: string, fence: number): Promise<boolean>
   /** parked → denied (a refusal or a cancel). Whether it was still parked. */
   deny(id: string): Promise<boolean>
 
@@ -134,13 +162,70 @@ export interface ToolStore {
   /** Marks in-flight keys and running parked calls whose lease ran out as outcome unknown; each is returned by one sweep only. */
   sweep(): Promise<SweepResult>
 
-  /** Releases the connection (a store made from an app's own handle leaves it open). */
+  /**
+   * Retention: deletes what is older than `olderThanMs` and can no longer change an answer —
+   * parked calls that were answered (`done`, `denied`, `expired`, `unknown`) or whose expiry
+   * passed, settled or unknown ledger keys (by when their run began), undo entries and evidence
+   * records (by when they were written). Never a parked call that can still be confirmed or
+   * resumed, a running one, or a ledger key in flight. A pruned key is forgotten: a retry with
+   * it runs again.
+   */
+  prune(options: PruneOptions): Promise<PruneResult>
+
+  /** Releases the connection (a store made from an app's own handle leaves it open). Any later call rejects with {@link StoreUnavailableError}. */
   close(): Promise<void>
 }
 
 /** A second `park` or `putUndo` of one id. */
 export class StoreConflictError extends Error {
   override name = 'StoreConflictError'
+}
+
+/**
+ * The store could not be used: it was closed, its database is unreachable, a statement failed.
+ * `code` is `'store_unavailable'`; `cause` is the driver's error.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError'
+  readonly code = 'store_unavailable'
+}
+
+/**
+ * A store's driver is not installed: `npm install better-sqlite3` for SQLite, `npm install pg`
+ * for PostgreSQL (optional peer dependencies of toolwire). `code` is `'store_driver_missing'`.
+ */
+export class StoreDriverMissingError extends Error {
+  override name = 'StoreDriverMissingError'
+  readonly code = 'store_driver_missing'
+  constructor(
+    /** The package to install. */
+    readonly driver: 'better-sqlite3' | 'pg',
+    options?: { cause?: unknown },
+  ) {
+    super(`toolwire: the ${driver === 'pg' ? 'PostgreSQL' : 'SQLite'} store needs the '${driver}' package, which is not installed: npm install ${driver}`, options)
+  }
+}
+
+/**
+ * Loads a store's driver; a missing package is a {@link StoreDriverMissingError} (its own
+ * missing dependency, or any other load failure, is rethrown as it is).
+ */
+export async function loadDriver<T>(driver: 'better-sqlite3' | 'pg', load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown } | null
+    const missing = (e?.code === 'ERR_MODULE_NOT_FOUND' || e?.code === 'MODULE_NOT_FOUND') && typeof e.message === 'string' && new RegExp(`['"]${driver}['"/]`).test(e.message)
+    if (missing) throw new StoreDriverMissingError(driver, { cause: err })
+    throw err
+  }
+}
+
+/** The age of `prune`'s cut-off. @throws TypeError when it is not a number ≥ 0. */
+export function pruneAge(options: PruneOptions): number {
+  const age = options?.olderThanMs
+  if (typeof age !== 'number' || !(age >= 0)) throw new TypeError('toolwire: prune needs { olderThanMs } ≥ 0')
+  return age
 }
 
 /** A store whose schema is newer than this version of toolwire knows. */
