@@ -191,9 +191,14 @@ export const BLOCK_LIMIT_MS = 100
  */
 export async function confirmBlock(report: Report, alone: CaseRunner, op: Op): Promise<Report> {
   if (report.maxGapMs <= BLOCK_LIMIT_MS || report.violations.some((v) => v.startsWith('crash:'))) return report
+  // a warm-up run, then two measured runs alone: a real block (synchronous work in toolwire)
+  // shows in every run, a loaded machine's noise (CPU time counts GC threads) rarely twice more
   await alone.run(op)
-  const again = await alone.run(op)
-  if (again.maxGapMs <= BLOCK_LIMIT_MS) return { ...report, maxGapMs: again.maxGapMs }
-  const ms = Math.round(Math.min(report.maxGapMs, again.maxGapMs))
-  return { ...report, violations: [...report.violations, `block: the event loop was blocked for ${ms} ms (twice; budget ${BLOCK_LIMIT_MS} ms)`] }
+  let ms = report.maxGapMs
+  for (let i = 0; i < 2; i++) {
+    const again = await alone.run(op)
+    if (again.maxGapMs <= BLOCK_LIMIT_MS) return { ...report, maxGapMs: again.maxGapMs }
+    ms = Math.min(ms, again.maxGapMs)
+  }
+  return { ...report, violations: [...report.violations, `block: the event loop was blocked for ${Math.round(ms)} ms (three times; budget ${BLOCK_LIMIT_MS} ms)`] }
 }
