@@ -266,7 +266,8 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
     // with a store: runs a stopped instance left unfinished are reported as outcome unknown, once across instances
     const recover = (tm as Partial<Pick<ToolManager, 'recover'>>).recover
     if (durable !== undefined && typeof recover === 'function') {
-      sweeping = setInterval(() => void recover.call(tm), 60_000)
+      // a store that fails rejects (StoreUnavailableError); the next tick tries again
+      sweeping = setInterval(() => void recover.call(tm).catch((err: unknown) => io.err(`toolwire: recover: ${err instanceof Error ? err.message : String(err)}\n`)), 60_000)
       sweeping.unref()
     }
     const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''

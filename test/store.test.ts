@@ -76,6 +76,8 @@ interface Impl {
   open(place: string, clock: Clock): Promise<ToolStore>
   /** Sets the stored schema version by hand. */
   setVersion?(place: string, version: number): Promise<void>
+  /** Runs statements on the store's tables by hand (unqualified names). */
+  exec?(place: string, statements: readonly string[]): Promise<void>
   /** How a child process opens the store at `place` (the source of an expression over `store`, the bundled entry). */
   childOpen?(place: string): string
 }
@@ -116,6 +118,12 @@ const impls: Impl[] = [
       db.prepare(`UPDATE toolwire_meta SET version = ? WHERE name = 'schema'`).run(version)
       db.close()
     },
+    async exec(path, statements) {
+      const { default: Database } = await import('better-sqlite3')
+      const db = new Database(path)
+      for (const sql of statements) db.exec(sql)
+      db.close()
+    },
   },
   {
     name: 'postgres',
@@ -133,6 +141,13 @@ const impls: Impl[] = [
       const client = new pg.Client({ connectionString: PG_URL })
       await client.connect()
       await client.query(`UPDATE "${schema}".toolwire_meta SET version = $1 WHERE name = 'schema'`, [version])
+      await client.end()
+    },
+    async exec(schema, statements) {
+      const { default: pg } = await import('pg')
+      const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
+      await client.connect()
+      for (const sql of statements) await client.query(sql)
       await client.end()
     },
   },
@@ -595,6 +610,24 @@ for (const impl of impls) {
         expect(await again.takeUndo('c1')).toMatchObject({ payload: [1] })
         expect(await again.readEvidence()).toEqual([evidence(1)])
         expect(await again.begin('k', 'h', { callId: 'c2' })).toEqual({ state: 'settled', callId: 'c1', result: { done: true } })
+      })
+    })
+
+    it.runIf(impl.durable)('a version 1 store is migrated to 2: its evidence rows are dated at the upgrade, so prune keeps them until they are old', async () => {
+      await withStores(impl, async (open, clock, place) => {
+        const s = await open()
+        await s.appendEvidence(evidence(1))
+        await s.close()
+        // what schema 1 had: no created_at on evidence
+        await impl.exec!(place, ['DROP INDEX toolwire_evidence_created', 'ALTER TABLE toolwire_evidence DROP COLUMN created_at', `UPDATE toolwire_meta SET version = 1 WHERE name = 'schema'`])
+        clock.t = Date.now()
+        const again = await open()
+        expect(await again.readEvidence()).toEqual([evidence(1)])
+        expect((await again.prune({ olderThanMs: 3_600_000 })).evidence).toBe(0)
+        await again.appendEvidence(evidence(2))
+        clock.t += 2 * 3_600_000
+        expect((await again.prune({ olderThanMs: 3_600_000 })).evidence).toBe(2)
+        expect(await again.readEvidence()).toEqual([])
       })
     })
 
