@@ -30,6 +30,19 @@ function batchOf(n, call) {
   )(n, call);
 }
 
+/** Sum of the guarantees row's measured durations (kept so that the clock reads are not dead code). */
+let durations = 0;
+export const guaranteeDurations = () => durations;
+
+/** A deep-frozen copy of a JSON-like value (plain objects, arrays, primitives). */
+function frozenCopy(value) {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
+  const out = {};
+  for (const k of Object.keys(value)) out[k] = frozenCopy(value[k]);
+  return Object.freeze(out);
+}
+
 const toolMessage = (callId, content) => JSON.stringify({ role: 'tool', tool_call_id: callId, content });
 
 // ---------------------------------------------------------------- baselines
@@ -47,11 +60,29 @@ async function baseline(ctx) {
     return await handBody(a);
   }
   const handNotes = 'JSON.parse(argsText) + ajv-compiled validator + await body';
+  // Not a peer: the hand-written path plus the least any runtime does that gives every result
+  // toolwire's guarantees (docs/performance.md, "The floor of the guarantees"): a call id, a
+  // duration from two clock reads, a deep-frozen copy of what the tool returned (it cannot change
+  // it afterwards) and a frozen view { status, data, callId }. No limits, cycles, toJSON,
+  // metrics, cancellation or events: a lower bound for toolwire's own row.
+  const guardedBody = ctx.makeBody('guarantees');
+  let seq = 0;
+  async function guaranteed(text) {
+    const a = JSON.parse(text);
+    if (!validate(a)) throw new TypeError(`invalid arguments: ${ajv.errorsText(validate.errors)}`);
+    const callId = `call_${++seq}`;
+    const t0 = performance.now();
+    const data = frozenCopy(await guardedBody(a));
+    durations += performance.now() - t0;
+    return Object.freeze({ status: 'ok', data, callId });
+  }
+  const guaranteedNotes = `${handNotes} + call id + two clock reads + deep-frozen copy + frozen { status, data, callId }`;
   switch (ctx.group) {
     case 1:
       return [
         { name: 'bare await', role: 'bare', notes: 'await body(args): pre-parsed args, no validation (floor)', run: () => body(args) },
         { name: 'hand-written (JSON.parse + ajv)', role: 'ajv', notes: handNotes, run: () => call(argsText), check: call },
+        { name: 'hand-written + result guarantees (floor)', notes: guaranteedNotes, run: () => guaranteed(argsText), check: guaranteed },
       ];
     case 2:
       return [
@@ -69,7 +100,10 @@ async function baseline(ctx) {
         },
       ];
     case 4:
-      return [{ name: 'plain objects (bare await)', role: 'plain', notes: 'retains the body result {echoed} itself', run: () => body(args) }];
+      return [
+        { name: 'plain objects (bare await)', role: 'plain', notes: 'retains the body result {echoed} itself', run: () => body(args) },
+        { name: 'hand-written + result guarantees (floor)', notes: guaranteedNotes, run: () => guaranteed(argsText) },
+      ];
   }
   return [];
 }
