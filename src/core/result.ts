@@ -6,7 +6,7 @@
 import { toFrozenJson, wellFormed } from './json.js'
 import { canonicalizeResult, checkContentPart } from './native.js'
 import { defaultRetryable, ERROR_KINDS, isPendingKind, isToolErrorKind, PENDING_KINDS, statusNameOf, WIRE_VERSION } from './status.js'
-import { pendingOutputText, skippedText } from './texts.js'
+import { pendingOutputText, skippedText, UNREADABLE_RESULT_MESSAGE } from './texts.js'
 import type {
   ContentPart,
   Disposition,
@@ -258,6 +258,15 @@ export class ToolResult {
     return typeof value === 'object' && value !== null && #disposition in value
   }
 
+  /**
+   * Whether `value` is a result of this copy or claims to be one of another copy of toolwire
+   * (`isToolResult`); never throws.
+   * @internal
+   */
+  static isBranded(value: unknown): boolean {
+    return isToolResult(value)
+  }
+
   /** A successful result. A string is the text output. */
   static success(output: ToolOutput | string): ToolResult {
     const o = checkOutput(output)
@@ -478,6 +487,86 @@ export class ToolResult {
   toJSONText(): string {
     return canonicalizeResult(JSON.stringify(this.toJSON()))
   }
+}
+
+/**
+ * The cross-copy brand of a `ToolResult`. An application can load two copies of this
+ * module (the ES module build and the CommonJS build, or two bundles), and `instanceof`
+ * only knows its own copy's class. `Symbol.for` gives every copy the same key; its value on
+ * `ToolResult.prototype` is the wire format version that copy writes (`WIRE_VERSION`).
+ * @internal
+ */
+export const RESULT_BRAND: unique symbol = Symbol.for('toolwire.ToolResult')
+
+Object.defineProperty(ToolResult.prototype, RESULT_BRAND, { value: WIRE_VERSION, enumerable: false, writable: false, configurable: false })
+
+/**
+ * The brand `value` claims (its wire version), or `undefined`. A read that throws (a getter,
+ * a Proxy trap) claims nothing: the value is then taken as data, and a Proxy whose traps
+ * throw fails there as any hostile value does.
+ */
+function brandOf(value: object): unknown {
+  try {
+    return (value as { [RESULT_BRAND]?: unknown })[RESULT_BRAND]
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether `value` is a `ToolResult` of this copy, or claims to be one of another copy of
+ * toolwire (it carries the brand). Never throws. `asOwnResult` turns either into a result
+ * of this copy.
+ * @internal
+ */
+export function isToolResult(value: unknown): boolean {
+  if (value instanceof ToolResult) return true
+  return typeof value === 'object' && value !== null && brandOf(value) !== undefined
+}
+
+/**
+ * The one place a value from outside becomes a `ToolResult` of this copy:
+ *
+ * - a result of this copy: itself;
+ * - a result of another copy of toolwire (the brand): a result of this copy read from its
+ *   canonical wire text (`toJSONText()`, validated by the core as `ToolResult.fromJSON`
+ *   does), so it keeps its disposition, output, parts, untrusted mark and metadata;
+ * - a value that carries the brand but gives no wire text this copy reads (a forgery, a
+ *   hostile object, a copy writing another wire version): an `other` error with code
+ *   `unreadable_result`, never a success and never a throw;
+ * - anything else: `undefined` (not a result).
+ * @internal
+ */
+export function asOwnResult(value: unknown): ToolResult | undefined {
+  if (value instanceof ToolResult) return value
+  if (typeof value !== 'object' || value === null) return undefined
+  const version = brandOf(value)
+  if (version === undefined) return undefined
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) return unreadable('brand', undefined)
+  const foreignVersion = version === WIRE_VERSION ? undefined : version
+  let text: unknown
+  try {
+    const write: unknown = (value as { toJSONText?: unknown }).toJSONText
+    text = typeof write === 'function' ? (write as () => unknown).call(value) : undefined
+  } catch {
+    return unreadable('wire_text', foreignVersion)
+  }
+  if (typeof text !== 'string') return unreadable('wire_text', foreignVersion)
+  try {
+    return ToolResult.fromJSON(text)
+  } catch {
+    return unreadable('wire', foreignVersion)
+  }
+}
+
+/**
+ * The error result of a branded value that could not be read. Only the step that failed is
+ * kept (in app-only details): what a hostile object threw or wrote may hold anything.
+ */
+function unreadable(step: 'brand' | 'wire_text' | 'wire', version: number | undefined): ToolResult {
+  const details: { [key: string]: JsonValue } = { step }
+  if (version !== undefined) details.wireVersion = version
+  return ToolResult.failed(toolError('other', UNREADABLE_RESULT_MESSAGE, { code: 'unreadable_result', details }))
 }
 
 /** Freezes a parsed JSON value and everything in it; returns it. */

@@ -57,6 +57,12 @@ export function toolFailedText(kind: string): string {
   return kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`
 }
 
+/**
+ * The message of a value that claims to be a `ToolResult` of another copy of toolwire (the
+ * cross-copy brand) but gives no wire text this copy can read.
+ */
+export const UNREADABLE_RESULT_MESSAGE = 'The tool returned a result that could not be read.'
+
 /** The message when an undo handler fails. */
 export const UNDO_FAILED_MESSAGE = 'The undo failed.'
 

@@ -3,7 +3,7 @@
  * `{ output, isError, parts?, metadata? }`, plus the shared pieces every wire adapter
  * uses (the untrusted-content delimiter, public-safe texts, part descriptions).
  */
-import { refusalError, toolError, ToolResult } from '../core/result.js'
+import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, Disposition, JsonValue, PendingRequest } from '../core/types.js'
 import { renderTables } from '../core/native.js'
 import { dispositionLabel, dispositionOfView, isSkippedView } from '../core/status.js'
@@ -73,7 +73,8 @@ export interface ModelSource {
 
 /** The source of a canonical result, a live view (its canonical result) or a copied view (its own fields). @internal */
 export function sourceOf(input: ResultLike): ModelSource {
-  const result = input instanceof ToolResult ? input : canonicalOf(input)
+  // a result of this copy or of another copy of toolwire, else the result behind a live view
+  const result = asOwnResult(input) ?? canonicalOf(input as CallResult<unknown>)
   if (result !== undefined) {
     const pending = result.pendingRequest()
     return {
@@ -122,15 +123,15 @@ function viewSource(view: CallResult<unknown>): ModelSource {
 }
 
 /**
- * The canonical result behind `input`: itself for a `ToolResult`, `canonicalOf(view)`
+ * The canonical result behind `input`: itself for a `ToolResult` (one of another copy of
+ * toolwire is read from its wire text), `canonicalOf(view)`
  * for an application view, or one rebuilt from the view's own fields when it has none
  * (for example a view that was structured-cloned across a worker boundary, or saved as
  * JSON). A rebuilt result renders as the original did; app-only error details stay with
  * the original.
  */
 export function toCanonical(input: ResultLike): ToolResult {
-  if (input instanceof ToolResult) return input
-  return canonicalOf(input) ?? fromView(input)
+  return asOwnResult(input) ?? canonicalOf(input as CallResult<unknown>) ?? fromView(input as CallResult<unknown>)
 }
 
 function fromView(view: CallResult<unknown>): ToolResult {

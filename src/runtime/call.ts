@@ -664,7 +664,7 @@ export class Call implements ToolContext {
       const helper = isHelperResult(value)
       if (helper && value.status === 'ok') this.#raw = value.data
       // the common case, a plain value taken as ok(value), settles without building a ToolResult
-      const plain = this.#x?.reported === undefined && !helper && !isModelResult(value) && !(value instanceof ToolResult)
+      const plain = this.#x?.reported === undefined && !helper && !isModelResult(value) && !ToolResult.isBranded(value)
       if (plain) data = toFrozenJson(value)
       else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
     } catch (err) {

@@ -6,7 +6,7 @@
 import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from '../core/json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from '../core/helpers.js'
 import { redactChanges } from '../core/redact.js'
-import { refusalError, toolError, ToolResult } from '../core/result.js'
+import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
 import type { Issue } from '../core/validate.js'
 import { invalidText, type CancelledBy } from '../core/view.js'
@@ -151,8 +151,10 @@ export function cancelledResult(by: CancelledBy): ToolResult {
  */
 export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: ReadonlySet<string>): ToolResult {
   if (isHelperResult(value)) return fromHelper(value).withUntrusted(untrusted)
-  if (value instanceof ToolResult) {
-    const own = canonicalCopy(value)
+  // a result of this copy, or of another copy of toolwire (the ES module and CommonJS builds)
+  const result = asOwnResult(value)
+  if (result !== undefined) {
+    const own = result === value ? canonicalCopy(result) : result
     return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
   }
   if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
