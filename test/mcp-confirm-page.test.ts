@@ -161,6 +161,40 @@ describe('the confirmation page over fetch', () => {
       await off.close()
     }
   })
+
+  it('a summary of 1 MB: the page shows its first 1,000 characters and says it was shortened', async () => {
+    const user = `u${'x'.repeat(1_000_000)}`
+    const open = await serveHttp(manager(runs))
+    try {
+      const { link } = await held(open.url, user)
+      const html = await (await fetch(link)).text()
+      expect(html).toContain(`Change the password of &lt;b&gt;${user.slice(0, 500)}`)
+      expect(html).toContain('id="shortened"')
+      expect(html).toContain('the whole summary is 1,000,031 characters')
+      expect(html.length).toBeLessThan(20_000)
+    } finally {
+      await open.close()
+    }
+  })
+
+  it('confirmationLinkInText: false keeps the link out of the text the model reads; the application gets it in _meta, and it works', async () => {
+    const quiet = await serveHttp(manager(runs), { confirmationLinkInText: false })
+    try {
+      const { link, result } = await held(quiet.url, 'frank')
+      expect(link).toMatch(/\/confirm\/[A-Za-z0-9_-]{43}$/)
+      const text = JSON.stringify(result.content)
+      expect(text).not.toContain(link)
+      expect(text).not.toContain('/confirm/')
+      expect(text).toContain('The application has a link where the user can approve or deny it')
+      expect(result.isError).toBe(true)
+      const html = await (await fetch(link)).text()
+      const approved = await form(link, { decision: 'approve', csrf: csrfOf(html) })
+      expect(approved.status).toBe(200)
+      expect(runs.filter((r) => r.startsWith('frank'))).toHaveLength(1)
+    } finally {
+      await quiet.close()
+    }
+  })
 })
 
 describe('URL-mode elicitation', () => {

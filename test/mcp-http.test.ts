@@ -344,6 +344,19 @@ describe('serveHttp stateless', () => {
     expect((await fetch(served.url, { method: 'DELETE' })).status).toBe(405)
   })
 
+  it('a request without a progress token is answered as plain JSON; with one, as an SSE stream carrying the progress', async () => {
+    const call = (meta?: Record<string, unknown>) =>
+      post(served.url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'steps', arguments: {}, ...(meta === undefined ? {} : { _meta: meta }) } }, { 'mcp-protocol-version': '2025-11-25' })
+    const plain = await call()
+    expect(plain.status).toBe(200)
+    expect(plain.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(JSON.parse(plain.text)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { isError: false } })
+    const streamed = await call({ progressToken: 'p1' })
+    expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    expect(streamed.text.match(/notifications\/progress/g)).toHaveLength(3)
+    expect(streamed.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { isError: false } })
+  })
+
   it('a call that needs confirmation answers with its confirmId (no elicitation without a session)', async () => {
     const { client } = await connect(served.url, { elicit: () => true })
     try {
@@ -354,6 +367,23 @@ describe('serveHttp stateless', () => {
     } finally {
       await client.close()
     }
+  })
+})
+
+describe('createMcpServer', () => {
+  it('servers share one elicitation validator (the SDK would build an ajv instance per server: stateless HTTP builds a server per request)', () => {
+    const tm = manager()
+    const validatorOf = (server: unknown): unknown => (server as { _jsonSchemaValidator: unknown })._jsonSchemaValidator
+    expect(validatorOf(createMcpServer(tm))).toBe(validatorOf(createMcpServer(tm)))
+  })
+
+  it('the shared validator checks an elicitation answer against its schema', () => {
+    const validator = (createMcpServer(manager()) as unknown as { _jsonSchemaValidator: { getValidator(s: object): (v: unknown) => { valid: boolean } } })._jsonSchemaValidator
+    const schema = { type: 'object', properties: { approve: { type: 'boolean' } }, required: ['approve'] }
+    const check = validator.getValidator(schema)
+    expect(check({ approve: true }).valid).toBe(true)
+    expect(check({ approve: 'yes' }).valid).toBe(false)
+    expect(check({}).valid).toBe(false)
   })
 })
 

@@ -319,7 +319,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
   }
 
-  const newTransport = (stateful: boolean): { transport: StreamableHTTPServerTransport; server: Server } => {
+  const newTransport = (stateful: boolean, json = false): { transport: StreamableHTTPServerTransport; server: Server } => {
     const server = createMcpServer(tm, serverOptions)
     const transport = new StreamableHTTPServerTransport(
       stateful
@@ -334,7 +334,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
               sessions.delete(id)
             },
           }
-        : { sessionIdGenerator: undefined },
+        : { sessionIdGenerator: undefined, enableJsonResponse: json },
     )
     transport.onerror = onError
     server.onerror = onError
@@ -440,7 +440,10 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     const isInitialize = message.method === 'initialize'
 
     if (options.stateless === true) {
-      const { transport, server } = newTransport(false)
+      // nothing but progress can come back before the response (a stateless server sends no
+      // request to the client): without a progress token, plain JSON instead of an SSE stream
+      const progressToken = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken
+      const { transport, server } = newTransport(false, progressToken === undefined)
       res.on('close', () => {
         void server.close().catch(onError)
       })

@@ -5,6 +5,8 @@
  * are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
  */
 import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
+import type { Ajv } from 'ajv'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -32,6 +34,7 @@ import {
   type ServableManager,
 } from './meta.js'
 import { toolwireVersion } from './module.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
 
 export {
@@ -74,6 +77,15 @@ export interface McpServerOptions {
    * result's text and `_meta["toolwire/confirmation"].url`.
    */
   readonly confirmationLink?: (input: ConfirmationLinkInput) => ConfirmationLink | undefined
+  /**
+   * Whether the approval URL given to a client without elicitation is also written in the
+   * result's text, which the model reads (default `true`: a client that shows only the text
+   * still lets its user approve). The link is the credential: a model with any tool that can
+   * fetch a URL and post a form could approve its own call. `false` keeps the URL in
+   * `_meta["toolwire/confirmation"].url` only, for an application that shows it to its user;
+   * the text then says that the application holds the link.
+   */
+  readonly confirmationLinkInText?: boolean
 }
 
 /** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
@@ -137,20 +149,53 @@ function withMeta(result: CallToolResult, meta: Record<string, unknown>): CallTo
   return { ...result, _meta: { ...(result._meta ?? {}), ...meta } }
 }
 
-function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string, url?: string): CallToolResult {
+function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string, url?: string, urlInText = true): CallToolResult {
   const rendered = toMcp(view) as unknown as CallToolResult
   const text =
     url === undefined
       ? `This call needs the user's confirmation and did not run: ${view.summary}. ${why} ` +
         'Ask the user to confirm it in the application, or to perform it themselves.'
-      : `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
-        `Ask the user to approve or deny it at ${url} (the link works once); it runs when approved there.`
+      : urlInText
+        ? `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
+          `Ask the user to approve or deny it at ${url} (the link works once); it runs when approved there.`
+        : `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
+          'The application has a link where the user can approve or deny it; ask the user to do so there. It runs when approved.'
   const meta: Record<string, string> = { confirmId: view.confirmId, summary: view.summary }
   if (url !== undefined) meta.url = url
   return withMeta({ ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true }, { [MCP_CONFIRMATION_META_KEY]: meta })
 }
 
 let mcpCallSeq = 0
+
+const require = createRequire(import.meta.url)
+let elicitationAjv: Ajv | undefined
+
+/**
+ * The validator of elicitation answers every server shares. The SDK's `Server` otherwise
+ * builds an ajv instance of its own (~1 ms: most of the cost of a server, which stateless
+ * HTTP builds per request). The one schema it sees is a confirmation form, checked once per
+ * answer: it is compiled then removed, so the shared instance keeps nothing per call.
+ */
+const sharedElicitationValidator: jsonSchemaValidator = {
+  getValidator(schema) {
+    return (input) => {
+      if (elicitationAjv === undefined) {
+        const AjvClass = (require('ajv') as { default: new (options: object) => Ajv }).default
+        elicitationAjv = new AjvClass({ strict: false, validateFormats: true, validateSchema: false, allErrors: true })
+        ;(require('ajv-formats') as { default: (ajv: Ajv) => void }).default(elicitationAjv)
+      }
+      const ajv = elicitationAjv
+      const validate = ajv.compile(schema)
+      try {
+        return validate(input)
+          ? { valid: true, data: input as never, errorMessage: undefined }
+          : { valid: false, data: undefined, errorMessage: ajv.errorsText(validate.errors) }
+      } finally {
+        ajv.removeSchema(schema)
+      }
+    }
+  },
+}
 
 /** The JSON-RPC error (`-32602`, invalid params) for a `tools/call` of a tool that does not exist. */
 export class UnknownToolError extends McpError {
@@ -223,6 +268,7 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
     { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() },
     {
       capabilities: { tools: { listChanged: false } },
+      jsonSchemaValidator: sharedElicitationValidator,
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     },
   )
@@ -275,6 +321,7 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
                 ? 'This server does not take confirmations over MCP.'
                 : 'The client cannot ask the user (it did not declare the elicitation capability).',
               url,
+              options.confirmationLinkInText !== false,
             ),
             { [MCP_CALL_ID_META_KEY]: callId },
           ))
