@@ -240,6 +240,14 @@ describe('the source copy and a built copy', async () => {
     expect(rendered(src, foreign)).toEqual(rendered(src, own))
   })
 
+  it('viewOf reads a result of the built copy as its own (and still refuses what is not a result)', () => {
+    const foreign = esm.ToolResult.failed(esm.toolError('timeout', 'too slow'))
+    const view = src.viewOf(foreign, 'c1')
+    expect(view).toMatchObject({ status: 'error', kind: 'timeout', message: 'too slow', callId: 'c1' })
+    expect(src.canonicalOf(view)?.toJSONText()).toBe(foreign.toJSONText())
+    expect(() => src.viewOf({ status: 'ok' } as never, 'c2')).toThrow(TypeError)
+  })
+
   it.each(Object.keys(FORGERIES))('a forgery (%s) is an error in the source copy too', async (name) => {
     const view = await callOn(src, FORGERIES[name]!())
     expect(view).toMatchObject({ status: 'error', kind: 'other', message: UNREADABLE })

@@ -8,7 +8,7 @@
  * `untrusted`, `parts`, `metadata`, `modelText` and `disposition`, each only when it says something
  * (`ViewModelFields`; docs/wire-format.md, "Application views").
  */
-import { ToolResult } from './result.js'
+import { asOwnResult, ToolResult } from './result.js'
 import { isSkippedView, outcomeNamesOf } from './status.js'
 import { cancelledText, invalidText, pendingModelText, skippedText } from './texts.js'
 import type { ContentPart, FieldChange, JsonValue, PendingRequest, ToolErrorKind } from './types.js'
@@ -191,8 +191,10 @@ export function plainTextOf(result: ToolResult): string {
 }
 
 /** Builds the frozen application view of `result` for call `callId`. */
-export function viewOf(result: ToolResult, callId: string | undefined): CallResult {
-  if (!(result instanceof ToolResult)) throw new TypeError('toolwire: viewOf takes a ToolResult')
+export function viewOf(given: ToolResult, callId: string | undefined): CallResult {
+  // a result of another copy of toolwire (the ES module and CommonJS builds) is read through its wire text
+  const result = asOwnResult(given)
+  if (result === undefined) throw new TypeError('toolwire: viewOf takes a ToolResult')
   const view = new View(result) as unknown as Record<string, unknown>
   // the view status comes from the one status table (status.ts)
   switch (outcomeNamesOf(result).view) {

@@ -10,7 +10,8 @@ import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import type { CallOptions, PermissionDecision, ToolContext, ToolDefinition } from './tool.js'
 import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
-import { cancelledResult, describeThrown, fromHelper, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import type { Issue } from '../core/validate.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { redact, redactChanges } from '../core/redact.js'
@@ -690,8 +691,13 @@ export class Call implements ToolContext {
   #checkOutput(): void {
     const result = this.#result
     try {
-      const issues = this.#entry.validateOutput!(result === undefined ? this.#x?.okData : (result.data() ?? result.text()))
-      if (issues !== undefined) this.#host.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues })
+      const issues: unknown = this.#entry.validateOutput!(result === undefined ? this.#x?.okData : (result.data() ?? result.text()))
+      const report = (list: unknown): void => {
+        if (list !== undefined) this.#host.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues: list as readonly Issue[] })
+      }
+      // an asynchronous Standard Schema reports when its check settles; the call does not wait for it
+      if (isThenable(issues)) when(issues, report, (err) => this.#host.reportError(this.callId, this.#entry.name, err))
+      else report(issues)
     } catch (err) {
       this.#host.reportError(this.callId, this.#entry.name, err)
     }
