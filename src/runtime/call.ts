@@ -130,9 +130,6 @@ class CallExtras {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
   onAbort: (() => void) | undefined = undefined
-  /** The batch the view lands in (`startInto`), at `index`. */
-  sink: BatchSink | undefined = undefined
-  index = 0
   /** The failure an outcome callback reported, and its diagnostics. */
   reported: string | undefined = undefined
   diagnostics: OutcomeDiagnostics | undefined = undefined
@@ -158,6 +155,9 @@ export class Call implements ToolContext {
   /** The call's yes/no state, one bit each (SETTLED, RUNNING, ...): one field instead of seven. */
   #flags = CALLBACK_SETTLED
   #resolve: ((value: CallResult | Settlement) => void) | undefined = undefined
+  /** The batch the view lands in instead (`startInto`), at `#index`. */
+  #sink: BatchSink | undefined = undefined
+  #index = 0
   /** `performance.now()` at the start until the call settles, then how long it took (one number field, not two). */
   #clock = performance.now()
   /** The next gate to run. */
@@ -258,9 +258,8 @@ export class Call implements ToolContext {
 
   /** Starts a call of a batch: its view lands in `sink` instead of a promise of its own. */
   startInto(sink: BatchSink, index: number): void {
-    const x = this.#more()
-    x.sink = sink
-    x.index = index
+    this.#sink = sink
+    this.#index = index
     this.#begin()
   }
 
@@ -814,9 +813,8 @@ export class Call implements ToolContext {
 
   /** Hands the settled view (or settlement) to the caller. */
   #deliver(view: CallResult): void {
-    const x = this.#x
-    if (x?.sink !== undefined) {
-      x.sink.put(x.index, view)
+    if (this.#sink !== undefined) {
+      this.#sink.put(this.#index, view)
     } else if (this.#mode === 'view') {
       this.#resolve!(view)
     } else {
