@@ -29,7 +29,8 @@ export interface AnthropicToolResultMessage {
  * the next user message; append your own text blocks after them). Other blocks (text,
  * thinking, server tools) are left alone. An `input` given as JSON text (a streamed
  * `partial_json` put together) is parsed; text that is not valid JSON gives the model an
- * `invalid` result; nothing throws.
+ * `invalid` result; nothing throws. Every `tool_use` is answered: one without a usable `id`
+ * (a non-empty string) is refused `invalid_call` and not run.
  *
  * @example
  * messages.push({ role: 'assistant', content: message.content }, await runAnthropic(tm, message))

@@ -44,6 +44,8 @@ function partsOf(input: unknown): readonly unknown[] {
  * is the call's `id` when the model gave one) and returns the `user` content answering
  * them: one `functionResponse` part per call, in order, with the call's name and id, media
  * in `functionResponse.parts`. A call without `args` is a call with `{}`; nothing throws.
+ * Gemini pairs answers by name and order, so a call whose `id` is missing or not a string
+ * runs, and is answered without an id.
  *
  * @example
  * contents.push(response.candidates[0].content, await runGemini(tm, response))

@@ -33,7 +33,8 @@ export type OpenAIChatRunMessage = OpenAIChatToolMessage | OpenAIChatUserMessage
  * come between them.
  *
  * Arguments that are not valid JSON give the model an `invalid` result; nothing throws.
- * A `custom` tool call (free-text input) is not toolwire's and is left for the app to answer.
+ * Every function call is answered: one without a usable `id` (a non-empty string), or whose
+ * `function` cannot be read, is refused `invalid_call` and not run. A `custom` tool call (free-text input) is not toolwire's and is left for the app to answer.
  *
  * @example
  * const message = completion.choices[0].message
@@ -83,7 +84,8 @@ export type OpenAIResponsesCallsLike = { readonly output?: readonly OpenAIRespon
  * id is its `call_id`) and returns one `function_call_output` input item per call, in the
  * calls' order, media inside each output. Other output items (messages, reasoning, built-in
  * tools' calls) are left alone. Arguments that are not valid JSON give the model an
- * `invalid` result; nothing throws.
+ * `invalid` result; nothing throws. Every `function_call` is answered: one without a usable
+ * `call_id` (a non-empty string) is refused `invalid_call` and not run.
  *
  * @example
  * input.push(...response.output, ...(await runOpenAIResponses(tm, response)))
