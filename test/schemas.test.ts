@@ -452,6 +452,15 @@ describe('a message quoting another field of the input', () => {
   })
 })
 
+describe('a message printing an object value', () => {
+  it('is scrubbed, even when each of its leaves is too short to look for', async () => {
+    const schema = standard((value) => ({ issues: [{ message: `bad pin ${JSON.stringify((value as { pin: unknown }).pin)}`, path: ['pin'], code: 'custom' }] }), { type: 'object' })
+    const tm = echoTool(new ToolManager(), 'pin', schema)
+    const view = await tm.call('pin', { pin: { a: 1, b: 2 } })
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/pin', message: 'is not valid (custom)' }] })
+  })
+})
+
 describe('arktype', () => {
   const schema = ark({ city: 'string >= 2', 'days?': 'number.integer', tags: 'string[]' })
 

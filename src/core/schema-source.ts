@@ -235,8 +235,7 @@ const ECHO_PREFIX = 12
 
 /**
  * The texts of `input` a message must not contain: every string and number inside it (3
- * characters or more; of a long string, also its first 12 characters) and the JSON form of
- * each object inside it, up to 10,000 values.
+ * characters or more; of a long string, also its first 12 characters), up to 10,000 values.
  */
 function valueTexts(input: unknown): Set<string> {
   const texts = new Set<string>()
@@ -252,15 +251,23 @@ function valueTexts(input: unknown): Set<string> {
       if (text.length >= MIN_ECHO) texts.add(text)
     } else if (typeof node === 'object' && node !== null) {
       try {
-        const json = JSON.stringify(node)
-        if (json !== undefined && json.length > 2 && json.length <= 4096) texts.add(json)
         for (const v of Object.values(node)) stack.push(v)
       } catch {
-        // a value that cannot be read or written as JSON: its leaves were pushed or it shows nothing
+        // a value that cannot be read shows nothing
       }
     }
   }
   return texts
+}
+
+/** The JSON form of the object an issue is about (a message may print it whole), `undefined` when it has none or is `{}`/`[]`. */
+function jsonOf(value: object): string | undefined {
+  try {
+    const json = JSON.stringify(value)
+    return json !== undefined && json.length > 2 ? json : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Whether `message` shows any of the input's texts. */
@@ -349,14 +356,15 @@ function toIssues(raw: StandardSchemaV1.Issue, input: unknown, texts: () => Read
   if (extra.code === 'unrecognized_keys' && Array.isArray(extra.keys)) {
     return extra.keys.map((k) => Object.freeze({ path: `${path}/${pointerToken(k)}`, message: 'is not allowed' }))
   }
-  const { found } = at(input, keys)
+  const { found, value } = at(input, keys)
   const parentHas = keys.length === 0 || at(input, keys.slice(0, -1)).found
   if (!found && parentHas && keys.length > 0 && (extra.code === 'invalid_type' || extra.code === 'required' || extra.kind === 'schema')) {
     return [Object.freeze({ path, message: 'is required' })]
   }
   // the value the library checked, which a transform may have changed: valibot's `input`, arktype's `data`
   const checked = typeof extra.kind === 'string' ? valueTexts((raw as { input?: unknown }).input) : (raw as { ' arkKind'?: unknown })[' arkKind'] === 'error' ? valueTexts((raw as { data?: unknown }).data) : undefined
-  const shows = (text: string): boolean => echoes(text, texts()) || (checked !== undefined && echoes(text, checked))
+  const json = found && typeof value === 'object' && value !== null ? jsonOf(value) : undefined
+  const shows = (text: string): boolean => echoes(text, texts()) || (checked !== undefined && echoes(text, checked)) || (json !== undefined && text.includes(json))
   let message = typeof raw.message === 'string' ? withoutReceived(raw.message, extra) : 'is not valid'
   if (shows(message)) {
     const hint = hintOf(extra)
