@@ -35,7 +35,7 @@ import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
-import { Durable, unknownOutcomeResult, type DurableHost } from './durable.js'
+import { Durable, type DurableHost } from './durable.js'
 import type { StoreKey } from './store/codec.js'
 import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
@@ -151,9 +151,8 @@ export class ToolManager {
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
   private readonly options: ToolManagerOptions
-  /** The durable store's side of the manager; `undefined` without a store. */
+  /** The durable store's side of the manager (durable.ts); `undefined` without a store. */
   private readonly durable: Durable | undefined
-  private readonly durableHost: DurableHost
   /** What this manager's calls see of it. */
   private readonly host: CallHost
 
@@ -163,14 +162,13 @@ export class ToolManager {
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
     const store = options.store
+    this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
     this.durable =
       store === undefined
         ? undefined
-        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs })
-    this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
-    this.durableHost = this.makeDurableHost()
+        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs }, this.makeDurableHost())
     // runs a crash left unknown (lease run out) are reported once, on the next turn: listeners attached now see them
-    if (this.durable !== undefined) this.durable.sweepSoon(this.durableHost).catch((err: unknown) => this.reportError('', 'recover', err))
+    this.durable?.ledger.sweepSoon()
     this.host = {
       metrics: this.metricsBuffer,
       tracer: this.tracer,
@@ -184,15 +182,14 @@ export class ToolManager {
       registerUndoPayload: (callId, entry, payload) => this.registerUndoPayload(callId, entry, payload),
       canUndo: (callId) => this.canUndo(callId),
       newConfirmation: (entry, input, callId) => {
-        if (this.durable !== undefined) return this.durable.newConfirmation(entry.name, callId, input)
+        if (this.durable !== undefined) return this.durable.parking.newConfirmation(entry, input, callId)
         const id = globalThis.crypto.randomUUID()
         return { id, handle: id }
       },
       park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),
-      ledgerBegin: (entry, callId, input, key) =>
-        this.durable!.begin(key, entry.name, entry.def.hints?.idempotent === true, callId, input, entry.sensitive, this.durableHost),
-      ledgerSettle: (ticket, result, callId, tool) => this.durable!.settle(ticket, result, callId, tool, this.durableHost),
-      ledgerRelease: (ticket, callId, tool) => this.durable!.release(ticket, callId, tool, this.durableHost),
+      ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
+      ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
+      ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
       track: (call) => this.track(call as Call),
       untrack: (call) => this.untrack(call as Call),
     }
@@ -433,22 +430,17 @@ export class ToolManager {
       // a decision that cannot be read answers nothing: the confirmation stays open
       return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
     }
-    if (this.durable !== undefined) {
-      // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
-      return this.durable.answer('confirmation', confirmId, approve, undefined, this.durableHost).then(({ view, call }) => {
-        if (call !== undefined) this.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
-        return view
-      })
-    }
+    // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
+    if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
     if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
     const p = parked!
     p.used = true
     const outcome = approve
-      ? new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', CONTINUE_CONFIRMED).start()
+      ? this.continueParked('confirmation', p.entry, p.callId, p.input, p.options, undefined)
       : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
-    return (outcome as Promise<CallResult>).then((view) => {
+    return outcome.then((view) => {
       this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
       return view
     })
@@ -456,20 +448,24 @@ export class ToolManager {
 
   /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
   resume(requestId: string, answer: unknown): Promise<CallResult> {
-    if (this.durable !== undefined) {
-      return this.durable.answer('suspension', requestId, true, answer, this.durableHost).then(({ view }) => view)
-    }
+    if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
     if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
     const p = parked!
     p.used = true
-    const handler = p.entry.def.resume
+    return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)
+  }
+
+  /** Runs a parked call once answered: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
+  private continueParked(kind: ParkKind, entry: ToolEntry, callId: string, input: unknown, options: CallOptions | undefined, answer: unknown): Promise<CallResult> {
+    if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
+    const handler = entry.def.resume
     if (typeof handler !== 'function') {
-      return this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(p.entry.name))))
+      return this.settleEarly(entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
     }
-    const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, p.input, ctx)
-    return new Call(this.host, p.entry, p.callId, p.input, p.options, 'view', continuation).start() as Promise<CallResult>
+    const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
+    return new Call(this.host, entry, callId, input, options, 'view', continuation).start() as Promise<CallResult>
   }
 
   private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
@@ -497,13 +493,8 @@ export class ToolManager {
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
     this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
-    if (this.durable === undefined) return
-    try {
-      // the store dates the expiry on its own clock, the one its claims compare with
-      return this.durable.park(id, kind, entry.name, callId, input, entry.sensitive, timeoutMs, ttl, idempotencyKey).catch((err: unknown) => this.reportError(callId, entry.name, err))
-    } catch (err) {
-      this.reportError(callId, entry.name, err)
-    }
+    // the store dates the expiry on its own clock, the one its claims compare with
+    if (this.durable !== undefined) return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey)
   }
 
   /** What the durable layer uses of this manager. */
@@ -518,45 +509,16 @@ export class ToolManager {
       forget: (id) => {
         this.parked.delete(id)
       },
-      hasTool: (name) => this.tools.has(name),
+      tool: (name) => this.tools.get(name),
       run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey) => {
-        const entry = this.tools.get(tool)!
         const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
-        if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
-        const handler = entry.def.resume
-        if (typeof handler !== 'function') {
-          return this.settleEarly(tool, { callId }, ToolResult.failed(refusalError('resume_unavailable', `Tool "${tool}" has no resume handler`)))
-        }
-        const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
-        return new Call(this.host, entry, callId, input, options, 'view', continuation).start() as Promise<CallResult>
+        return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
+      runUndo: (callId, restore) => this.runUndo(callId, restore),
       reportError: (callId, tool, error) => this.reportError(callId, tool, error),
-      unknownOutcome: (tool, callId, startedAt) => this.reportUnknownOutcome(tool, callId, startedAt),
-    }
-  }
-
-  /** A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call, and its evidence. */
-  private reportUnknownOutcome(tool: string, callId: string, startedAt: number): void {
-    const result = unknownOutcomeResult()
-    this.earlyView(tool, { callId }, result)
-    const evidence = this.evidence
-    if (evidence === undefined) return
-    const error = result.error()!
-    const fail = (err: unknown): void => this.emit('evidence_error', { callId, tool, message: describeThrown(err).message, error: err })
-    try {
-      const written = evidence.append({
-        callId,
-        tool,
-        input: null,
-        result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
-        status: 'failed',
-        startedAt: new Date(startedAt).toISOString(),
-        endedAt: new Date().toISOString(),
-      })
-      when(written, () => undefined, fail)
-    } catch (err) {
-      fail(err)
+      emit: (event, payload) => this.emit(event, payload),
+      evidence: this.evidence,
     }
   }
 
@@ -569,13 +531,7 @@ export class ToolManager {
    * when the store fails: an empty answer always means that nothing was found.
    */
   async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
-    if (this.durable === undefined) return []
-    try {
-      return await this.durable.sweep(this.durableHost)
-    } catch (err) {
-      this.reportError('', 'recover', err)
-      throw err
-    }
+    return this.durable === undefined ? [] : this.durable.ledger.recover()
   }
 
   private sweepParked(): void {
@@ -588,30 +544,13 @@ export class ToolManager {
   undo(callId: string): Promise<CallResult> {
     const restore = this.undos.get(callId)
     const tool = 'undo'
-    if (restore === undefined && this.durable !== undefined) return this.undoDurable(callId)
+    // through the store: exactly one manager on it takes the undo
+    if (restore === undefined && this.durable !== undefined) return this.durable.undos.undo(callId)
     if (restore === undefined) {
       return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
     this.undos.delete(callId)
     return this.runUndo(callId, restore)
-  }
-
-  /** Takes the call's undo payload from the store (exactly once across managers) and runs its tool's `undo`. */
-  private async undoDurable(callId: string): Promise<CallResult> {
-    let entry: Awaited<ReturnType<Durable['takeUndo']>>
-    try {
-      entry = typeof callId === 'string' ? await this.durable!.takeUndo(callId) : undefined
-    } catch (err) {
-      this.reportError(callId, 'undo', err)
-      return this.settleEarly('undo', undefined, ToolResult.failed(refusalError('store_unavailable', 'The undo could not be read from the store; nothing ran')))
-    }
-    const handler = entry === undefined ? undefined : this.tools.get(entry.tool)?.def.undo
-    if (entry === undefined || typeof handler !== 'function') {
-      return this.settleEarly('undo', undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
-    }
-    const payload = entry.payload
-    const tool = entry.tool
-    return this.runUndo(callId, () => (handler as (p: unknown, c: UndoContext) => unknown)(payload, Object.freeze({ callId, toolName: tool })))
   }
 
   /** Runs an undo and gives its view. Never rejects. */
@@ -635,7 +574,7 @@ export class ToolManager {
 
   /** A JSON undo payload for the tool's `undo(payload, ctx)`: in the store when there is one, else a closure here. */
   private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void {
-    if (this.durable !== undefined) return this.durable.putUndo(callId, entry.name, payload, this.durableHost)
+    if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload)
     const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
     const toolName = entry.name
     this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })))
@@ -650,7 +589,7 @@ export class ToolManager {
 
   /** Whether `tm.undo(callId)` would run something. */
   canUndo(callId: string): boolean {
-    return this.undos.has(callId) || (this.durable !== undefined && this.durable.hasUndo(callId))
+    return this.undos.has(callId) || (this.durable !== undefined && this.durable.undos.has(callId))
   }
 
   /**

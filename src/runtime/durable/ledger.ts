@@ -1,0 +1,214 @@
+/**
+ * The idempotency ledger in a durable store: the key a call holds while its body runs (the
+ * caller's idempotency key, or one of its own for a tool not marked idempotent), settled with
+ * its result; replays of settled keys; and the sweeps that report the runs a crash left
+ * unknown (their lease ran out).
+ */
+import { toFrozenJson } from '../../core/json.js'
+import { STORE_TEXTS } from '../../core/texts.js'
+import { ToolResult } from '../../core/result.js'
+import type { JsonValue } from '../../core/types.js'
+import type { CallResult } from '../../core/view.js'
+import { describeThrown, when } from '../normalize.js'
+import { randomId } from '../store/codec.js'
+import { StoreUnavailableError, type ToolStore } from '../store/types.js'
+import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
+import {
+  describe,
+  IDEMPOTENCY_IN_FLIGHT,
+  IDEMPOTENCY_MISMATCH,
+  OUTCOME_UNKNOWN,
+  refused,
+  STORE_UNAVAILABLE,
+  unknownOutcomeResult,
+  type DurableContext,
+} from './shared.js'
+
+/** The ledger key of a call: scoped by tool; `k` for a caller's idempotency key, `c` for a call recorded without one. */
+function ledgerKey(kind: 'k' | 'c', tool: string, key: string): string {
+  return JSON.stringify([kind, tool, key])
+}
+
+/** The tool and call of a ledger key written by {@link ledgerKey}. */
+function parseLedgerKey(key: string): { tool: string; callId: string | undefined } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(key)
+    if (!Array.isArray(parsed) || typeof parsed[1] !== 'string') return undefined
+    return { tool: parsed[1], callId: parsed[0] === 'c' && typeof parsed[2] === 'string' ? parsed[2] : undefined }
+  } catch {
+    return undefined
+  }
+}
+
+/** The result a settled key recorded; `undefined` when it cannot be read back. */
+function recordedResult(recorded: JsonValue): ToolResult | undefined {
+  if (typeof recorded !== 'object' || recorded === null || Array.isArray(recorded)) return undefined
+  const wire = (recorded as { wire?: JsonValue }).wire
+  if (wire === undefined) return undefined
+  try {
+    return ToolResult.fromWire(wire as never)
+  } catch {
+    return undefined
+  }
+}
+
+/** A replayed view: the recorded result's view with `replayed: true`, deeply frozen. */
+export function replayedView(view: CallResult): CallResult {
+  return toFrozenJson({ ...view, replayed: true }) as unknown as CallResult
+}
+
+const PASS: LedgerGate = Object.freeze({ run: true, ticket: undefined })
+
+/** The ledger and the sweeps of a manager with a store. */
+export class Ledger {
+  private sweeping: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly ctx: DurableContext) {}
+
+  /**
+   * The ledger gate of a call, before its body: `key` (the caller's idempotency key) or,
+   * for a tool not marked `hints.idempotent`, a key of the call's own, recorded as in flight
+   * before the body runs. A settled key with the same input answers its recorded result
+   * (replayed, the body does not run); the same key with another input is refused
+   * `idempotency_mismatch`; a key in flight elsewhere `idempotency_in_flight`; a key whose run
+   * never settled answers `outcome_unknown`. An idempotent tool called without a key passes.
+   * Never rejects.
+   */
+  async begin(entry: ToolEntry, callId: string, input: unknown, key: string | undefined): Promise<LedgerGate> {
+    const tool = entry.name
+    if (key === undefined && entry.def.hints?.idempotent === true) return PASS
+    const host = this.ctx.host
+    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
+    let begun: Awaited<ReturnType<ToolStore['begin']>>
+    try {
+      begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), { callId, leaseMs: this.ctx.leaseMs })
+    } catch (err) {
+      host.reportError(callId, tool, err)
+      return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, STORE_TEXTS.callNotRecorded) }
+    }
+    switch (begun.state) {
+      case 'new':
+        return { run: true, ticket: { key: lk, token: begun.token, keyed: key !== undefined } }
+      case 'settled': {
+        const result = recordedResult(begun.result)
+        // a run settled as unknown (it was cancelled or timed out while its body ran) stays unknown
+        if (result === undefined || result.error()?.code === OUTCOME_UNKNOWN) return { run: false, replayed: false, result: unknownOutcomeResult() }
+        return { run: false, replayed: true, result }
+      }
+      case 'mismatch':
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_MISMATCH, STORE_TEXTS.idempotencyMismatch) }
+      case 'in_flight':
+        return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
+      case 'unknown': {
+        // this begin found the dead run's lease run out before any sweep: it reports that run (once across instances)
+        if (begun.swept) this.unknownOutcome(tool, begun.callId, begun.startedAt)
+        return { run: false, replayed: false, result: unknownOutcomeResult() }
+      }
+    }
+  }
+
+  /** Settles a ledger key with the call's result (the whole result for a caller's key, the status otherwise). Never rejects. */
+  async settle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void> {
+    const host = this.ctx.host
+    try {
+      let recorded: JsonValue
+      try {
+        recorded = ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
+      } catch {
+        recorded = { status: result.statusName() }
+      }
+      if (!(await this.ctx.store.settle(ticket.key, ticket.token, recorded))) {
+        host.reportError(callId, tool, new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)'))
+      }
+    } catch (err) {
+      host.reportError(callId, tool, err)
+    }
+  }
+
+  /** Frees a ticket's key: the call ended (timed out, cancelled) before its body ran, so a retry runs afresh. Never rejects. */
+  async release(ticket: LedgerTicket, callId: string, tool: string): Promise<void> {
+    const host = this.ctx.host
+    try {
+      await this.ctx.store.release(ticket.key, ticket.token)
+    } catch (err) {
+      host.reportError(callId, tool, err)
+    }
+  }
+
+  /**
+   * Marks runs whose lease ran out (their process died) as outcome unknown, and reports each
+   * once across instances (`call_end` and the evidence). Sweeps run one after another.
+   * Rejects with a {@link StoreUnavailableError} when the store fails (never an empty answer).
+   */
+  sweep(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    const run = this.sweeping.then(async () => {
+      let swept: Awaited<ReturnType<ToolStore['sweep']>>
+      try {
+        swept = await this.ctx.store.sweep()
+      } catch (err) {
+        throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be swept: ${describe(err)}`, { cause: err })
+      }
+      const out: { tool: string; callId: string }[] = []
+      for (const k of swept.keys) {
+        const parsed = parseLedgerKey(k.key)
+        const entry = { tool: parsed?.tool ?? 'unknown', callId: k.callId }
+        out.push(entry)
+        this.unknownOutcome(entry.tool, entry.callId, k.startedAt)
+      }
+      for (const p of swept.parked) {
+        out.push({ tool: p.tool, callId: p.callId })
+        this.unknownOutcome(p.tool, p.callId, p.updatedAt)
+      }
+      return out
+    })
+    this.sweeping = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * The sweep a manager runs once by itself when it is made: on the next turn of the event
+   * loop (`setImmediate`), so that listeners attached right after `new ToolManager(...)` get
+   * its `call_end` events. Like any sweep it reports only runs whose lease ran out (a live
+   * instance's runs are left alone), each once across instances (the store's sweep claims it).
+   * A sweep asked for meanwhile (`tm.recover()`) runs after it.
+   */
+  sweepSoon(): void {
+    this.sweeping = new Promise<void>((resolve) => setImmediate(resolve))
+    this.sweep().catch((err: unknown) => this.ctx.host.reportError('', 'recover', err))
+  }
+
+  /** A sweep asked for by the app (`tm.recover()`): a store failure is also an `error` event. */
+  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    try {
+      return await this.sweep()
+    } catch (err) {
+      this.ctx.host.reportError('', 'recover', err)
+      throw err
+    }
+  }
+
+  /** A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call, and its evidence. */
+  private unknownOutcome(tool: string, callId: string, startedAt: number): void {
+    const host = this.ctx.host
+    const result = unknownOutcomeResult()
+    void host.early(tool, callId, result)
+    const evidence = host.evidence
+    if (evidence === undefined) return
+    const error = result.error()!
+    const fail = (err: unknown): void => host.emit('evidence_error', { callId, tool, message: describeThrown(err).message, error: err })
+    try {
+      const written = evidence.append({
+        callId,
+        tool,
+        input: null,
+        result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
+        status: 'failed',
+        startedAt: new Date(startedAt).toISOString(),
+        endedAt: new Date().toISOString(),
+      })
+      when(written, () => undefined, fail)
+    } catch (err) {
+      fail(err)
+    }
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * Parked calls in a durable store: confirmations and suspensions are parked in it (the input
+ * redacted, or sealed with the store key), and confirmed, denied or resumed through the
+ * store's compare-and-swap claim: exactly one answer applies, whichever manager gives it.
+ * Confirmation ids are signed approval tokens with an `approvalSecret`.
+ */
+import type { JsonValue } from '../../core/types.js'
+import type { CallResult } from '../../core/view.js'
+import {
+  alreadyAnsweredText,
+  expiredText,
+  inputUnavailableText,
+  noPendingText,
+  REFUSALS,
+  STORE_TEXTS,
+  storeUnreadableText,
+  unknownToolText,
+} from '../../core/texts.js'
+import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
+import { openInput, randomId, sealInput, type StoreKey } from '../store/codec.js'
+import type { ClaimResult, ParkedCall, ParkedKind } from '../store/types.js'
+import type { ParkKind, ToolEntry } from '../types.js'
+import { APPROVAL_INVALID, INPUT_UNAVAILABLE, refused, STORE_UNAVAILABLE, type DurableContext } from './shared.js'
+
+/** What a confirm or resume answered, and for which call (the `confirmation` event). */
+export interface Answered {
+  readonly view: CallResult
+  /** Set when the decision was applied to a parked call (it ran, or was denied). */
+  readonly call?: { readonly tool: string; readonly callId: string }
+}
+
+/** The parked calls of a manager with a store. */
+export class Parking {
+  constructor(
+    private readonly ctx: DurableContext,
+    private readonly key: StoreKey | undefined,
+    private readonly secret: string | Uint8Array | undefined,
+  ) {
+    if (secret !== undefined) signApproval(secret, { confirmationId: '', callId: '', tool: '', inputHash: '' }) // a short secret throws now
+  }
+
+  /** {@link DurableContext.hashInput} of a token's call, or `''` for an input with no JSON form (it then matches no token). */
+  private safeHash(input: unknown): string {
+    try {
+      return this.ctx.hashInput(input, undefined)
+    } catch {
+      return ''
+    }
+  }
+
+  /**
+   * The ids of a new confirmation: `id` in the store (128 random bits), and `handle`, what the
+   * caller is given: the signed token with an `approvalSecret`, else the id itself.
+   */
+  newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string } {
+    const id = randomId('c_')
+    if (this.secret === undefined) return { id, handle: id }
+    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool: entry.name, inputHash: this.ctx.hashInput(input, undefined) }) }
+  }
+
+  /**
+   * Parks a call in the store: the input redacted, and sealed with the store key when there is
+   * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
+   * Resolves once the store holds it; never rejects nor throws (a failure is reported).
+   */
+  park(
+    id: string,
+    kind: ParkKind,
+    entry: ToolEntry,
+    input: unknown,
+    callId: string,
+    timeoutMs: number | undefined,
+    ttlMs: number,
+    idempotencyKey: string | undefined,
+  ): void | Promise<void> {
+    const tool = entry.name
+    try {
+      const stored = sealInput(id, input, entry.sensitive, this.key)
+      return this.ctx.store
+        .park({
+          id,
+          kind,
+          tool,
+          callId,
+          input: stored,
+          inputHash: this.ctx.hashInput(input, entry.sensitive),
+          expiresAt: null,
+          ttlMs,
+          data: parkedData(timeoutMs, idempotencyKey),
+        })
+        .catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
+    } catch (err) {
+      this.ctx.host.reportError(callId, tool, err)
+    }
+  }
+
+  /** Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation` event. Never rejects. */
+  confirm(confirmId: string, approve: boolean): Promise<CallResult> {
+    return this.answer('confirmation', confirmId, approve, undefined).then(({ view, call }) => {
+      if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
+      return view
+    })
+  }
+
+  /** Continues a parked suspension with `answer`. Never rejects. */
+  resume(requestId: string, answer: unknown): Promise<CallResult> {
+    return this.answer('suspension', requestId, true, answer).then(({ view }) => view)
+  }
+
+  /**
+   * Approves (runs once) or denies a parked confirmation, or resumes a suspension with
+   * `answer`. Of concurrent answers to one id, from any number of managers on the store,
+   * exactly one applies; the others are refused `confirmation_used` / `request_used`.
+   * Never rejects.
+   */
+  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown): Promise<Answered> {
+    const host = this.ctx.host
+    const what = kind === 'confirmation' ? 'confirmation' : 'request'
+    const unknown = (): Promise<Answered> =>
+      this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+    let claims: ApprovalClaims | undefined
+    let id: string
+    if (kind === 'confirmation' && this.secret !== undefined) {
+      // checked before any lookup: a forged or altered token costs no store read
+      claims = verifyApproval(this.secret, handle)
+      if (claims === undefined) return this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalInvalid)
+      id = claims.confirmationId
+    } else {
+      if (typeof handle !== 'string' || handle.length === 0 || handle.length > 4096) return unknown()
+      id = handle
+    }
+    const tool = claims?.tool ?? 'unknown'
+    /** Whether a token's claims name another call than `c`. */
+    const unbound = (c: { readonly callId: string; readonly tool: string }, hash: () => string): boolean =>
+      claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
+    try {
+      const local = host.local(id)
+      let parked: { readonly tool: string; readonly callId: string; readonly timeoutMs: number | undefined; readonly idempotencyKey: string | undefined }
+      let input: unknown
+      if (local !== undefined && approve) {
+        // parked here: the real input is in memory
+        if (local.kind !== kind) return await unknown()
+        if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
+        parked = local
+        input = local.input
+      } else {
+        // everything that would refuse is checked before the claim, so a refusal never consumes the call
+        const pre = await this.ctx.store.getParked(id)
+        if (pre === undefined || pre.kind !== kind) return await unknown()
+        if (unbound(pre, () => pre.inputHash)) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, pre.tool, pre.callId)
+        if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used')
+        if (!approve) {
+          if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind))
+          host.forget(id)
+          const view = await host.early(pre.tool, pre.callId, refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
+          return { view, call: { tool: pre.tool, callId: pre.callId } }
+        }
+        try {
+          input = openInput(id, pre.input, this.key)
+        } catch (err) {
+          host.reportError(pre.callId, pre.tool, err)
+          input = undefined
+        }
+        if (input === undefined) {
+          return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
+        }
+        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }
+      }
+      if (host.tool(parked.tool) === undefined) {
+        return await this.refuse('unknown_tool', unknownToolText(parked.tool), parked.tool, parked.callId)
+      }
+      const claim: ClaimResult = await this.ctx.store.claim(id, { kind, leaseMs: this.ctx.leaseMs })
+      if (!claim.ok) return await this.refusedClaim(kind, claim.reason)
+      const call = claim.call
+      if (host.tool(call.tool) === undefined) {
+        // unregistered while the claim was on its way: nothing ran, so the call goes back to parked
+        // (confirmable again once the tool is registered) instead of being left running for a sweep
+        // to call its outcome unknown
+        await this.unclaim(id, claim.fence, call)
+        return await this.refuse('unknown_tool', unknownToolText(call.tool), call.tool, call.callId)
+      }
+      host.forget(id)
+      // no await between the check above and the run: the tool cannot go in between
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey)
+      try {
+        await this.ctx.store.finish(id, claim.fence)
+      } catch (err) {
+        // the run happened; a lost finish leaves the call running until a sweep calls it unknown
+        host.reportError(call.callId, call.tool, err)
+      }
+      return { view, call: { tool: call.tool, callId: call.callId } }
+    } catch (err) {
+      // the store failed before a claim was won (after one, nothing here throws): nothing ran
+      host.reportError(claims?.callId ?? '', tool, err)
+      return this.refuse(STORE_UNAVAILABLE, storeUnreadableText(what))
+    }
+  }
+
+  /** Gives a claim back (nothing ran). A store failure here is reported; the lease then makes it `unknown`. */
+  private async unclaim(id: string, fence: number, call: ParkedCall): Promise<void> {
+    const host = this.ctx.host
+    try {
+      if (!(await this.ctx.store.unclaim(id, fence))) host.reportError(call.callId, call.tool, new Error('toolwire: the claim of a parked call that did not run could not be given back'))
+    } catch (err) {
+      host.reportError(call.callId, call.tool, err)
+    }
+  }
+
+  private async why(id: string, kind: ParkedKind): Promise<'unknown' | 'used' | 'expired'> {
+    const call = await this.ctx.store.getParked(id)
+    if (call === undefined || call.kind !== kind) return 'unknown'
+    return call.state === 'expired' ? 'expired' : 'used'
+  }
+
+  private refusedClaim(kind: ParkedKind, reason: 'unknown' | 'used' | 'expired'): Promise<Answered> {
+    const c = kind === 'confirmation'
+    const what = c ? 'confirmation' : 'request'
+    if (reason === 'used') return this.refuse(c ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what))
+    if (reason === 'expired') return this.refuse(c ? 'confirmation_expired' : 'request_expired', expiredText(what))
+    return this.refuse(c ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+  }
+
+  private async refuse(code: string, message: string, tool = 'unknown', callId?: string): Promise<Answered> {
+    return { view: await this.ctx.host.early(tool, callId, refused(code, message)) }
+  }
+}
+
+/** What a parked call keeps of its options: the timeout and the idempotency key, when it has them. */
+function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined): JsonValue {
+  if (timeoutMs === undefined && idempotencyKey === undefined) return null
+  return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }
+}
+
+function keyOf(call: ParkedCall): string | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  const k = (data as { idempotencyKey?: JsonValue }).idempotencyKey
+  return typeof k === 'string' ? k : undefined
+}
+
+function timeoutOf(call: ParkedCall): number | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  const t = (data as { timeoutMs?: JsonValue }).timeoutMs
+  return typeof t === 'number' && t > 0 ? t : undefined
+}

@@ -1,0 +1,106 @@
+/**
+ * What the parts of the durable layer share (see ../durable.ts): the refusal codes, the
+ * options, the host interface through which they reach their manager, and the context
+ * each part is made with.
+ */
+import { STORE_TEXTS } from '../../core/texts.js'
+import { refusalError, toolError, ToolResult } from '../../core/result.js'
+import type { CallResult } from '../../core/view.js'
+import type { EvidenceStore } from '../../observe/evidence.js'
+import type { StoreKey } from '../store/codec.js'
+import type { ParkedKind, ToolStore } from '../store/types.js'
+import type { ToolEntry, ToolEventName, ToolEvents } from '../types.js'
+
+/** The refusal code of a `confirmId` that is not a token this manager's `approvalSecret` signed. */
+export const APPROVAL_INVALID = 'approval_invalid'
+/** The refusal code of an idempotency key used before with another input. */
+export const IDEMPOTENCY_MISMATCH = 'idempotency_mismatch'
+/** The refusal code of an idempotency key whose first call is still running (here or on another instance). */
+export const IDEMPOTENCY_IN_FLIGHT = 'idempotency_in_flight'
+/** The refusal code of a parked call with redacted sensitive input, no `storeKey`, answered by another process. */
+export const INPUT_UNAVAILABLE = 'input_unavailable'
+/** The refusal code of a call refused because the store could not be reached (nothing ran). */
+export const STORE_UNAVAILABLE = 'store_unavailable'
+/** The error code of a call that began and never settled: it may or may not have happened. */
+export const OUTCOME_UNKNOWN = 'outcome_unknown'
+
+/** What the model and the app read of an unknown outcome. */
+export const OUTCOME_UNKNOWN_MESSAGE: string = STORE_TEXTS.outcomeUnknown
+
+/** Default lease of a run (an idempotency key in flight, a claimed parked call): 10 minutes. */
+export const DEFAULT_LEASE_MS = 10 * 60_000
+
+/** The durable options of a manager. */
+export interface DurableOptions {
+  readonly store: ToolStore
+  /** AES-256 key (32 bytes, or their hex/base64 text) sealing parked inputs, so any instance can run them. */
+  readonly storeKey?: StoreKey
+  /** HMAC secret (at least 16 bytes): `confirmId`s are signed tokens bound to their call. */
+  readonly approvalSecret?: string | Uint8Array
+  /** How long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
+  readonly leaseMs?: number
+}
+
+/** A parked call this process holds in memory: the real input and the original timeout. */
+export interface LocalParked {
+  readonly kind: ParkedKind
+  readonly tool: string
+  readonly callId: string
+  readonly input: unknown
+  readonly timeoutMs: number | undefined
+  /** The call's idempotency key: its confirmed or resumed run records it in the ledger. */
+  readonly idempotencyKey: string | undefined
+}
+
+/** What the durable layer needs of its manager (no import of the manager or of a call). */
+export interface DurableHost {
+  /** The call parked under `id` by this process, if it still holds it. */
+  local(id: string): LocalParked | undefined
+  /** Forgets the local copy of a parked call (it was claimed or denied). */
+  forget(id: string): void
+  /** The registered tool of this name. */
+  tool(name: string): ToolEntry | undefined
+  /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
+  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined): Promise<CallResult>
+  /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
+  early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
+  /** Runs an undo and gives its view. Never rejects. */
+  runUndo(callId: string, restore: () => unknown): Promise<CallResult>
+  /** Reports a store failure (the `error` event). Never throws. */
+  reportError(callId: string, tool: string, error: unknown): void
+  /** Emits an event of the manager. Never throws. */
+  emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
+  /** Where the manager's evidence goes. */
+  readonly evidence: EvidenceStore | undefined
+}
+
+/** What every part of the durable layer is made with. */
+export interface DurableContext {
+  readonly store: ToolStore
+  readonly host: DurableHost
+  readonly leaseMs: number
+  /**
+   * The input's hash as tokens and the store keep it (keyed with a store key or an approval
+   * secret, else of the redacted input). @throws TypeError when the input has no JSON form.
+   */
+  hashInput(input: unknown, sensitive: ReadonlySet<string> | undefined): string
+}
+
+/** A refusal with this code and message. */
+export function refused(code: string, message: string): ToolResult {
+  return ToolResult.failed(refusalError(code, message))
+}
+
+/** The result of a call whose outcome is unknown. */
+export function unknownOutcomeResult(): ToolResult {
+  return ToolResult.failed(toolError('other', OUTCOME_UNKNOWN_MESSAGE, { code: OUTCOME_UNKNOWN, retryable: false }))
+}
+
+/** The message of a thrown value, whatever it is. */
+export function describe(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err)
+  } catch {
+    return 'an unreadable error'
+  }
+}
