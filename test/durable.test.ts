@@ -5,87 +5,28 @@
  * undo and evidence. Two managers share one SQLite file, or one PostgreSQL database (two pools):
  * that is what two instances of an app, or one app before and after a restart, see.
  *
- * PostgreSQL: set TOOLWIRE_PG_URL (or DATABASE_URL); `.ci/run` starts a throwaway cluster
- * (scripts/postgres.sh). Unset, the PostgreSQL cases skip with a printed reason; with CI=true
- * that is an error.
+ * The stores are opened by test/stores.ts (PostgreSQL with TOOLWIRE_PG_URL or DATABASE_URL, the
+ * skip reasons, CI=true failing when PostgreSQL is absent).
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
-import { MemoryStore, StoreUnavailableError, openPostgresStore, openSqliteStore, randomId, type ToolStore } from '../src/runtime/store/index.js'
-import { sqliteUnusable } from './support.js'
+import { MemoryStore, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
+import { PG_URL, storeKinds, tempDir, type Clock, type StoreKind } from './stores.js'
 
-const PG_URL = process.env.TOOLWIRE_PG_URL ?? process.env.DATABASE_URL
-if (PG_URL === undefined) {
-  const reason = 'TOOLWIRE_PG_URL (or DATABASE_URL) is not set: the PostgreSQL cases of the durable manager are skipped. `.ci/run` starts a server (scripts/postgres.sh start)'
-  if (process.env.CI === 'true') throw new Error(`${reason}; CI=true requires it`)
-  console.warn(`SKIP: ${reason}`)
-}
-
-/** better-sqlite3 is compiled for the Node.js that installed it; on another major (the node matrix) its cases skip. */
-const SQLITE_UNUSABLE = await sqliteUnusable()
-if (SQLITE_UNUSABLE !== undefined) console.warn(`SKIP: ${SQLITE_UNUSABLE}`)
-const SQLITE_SKIP = SQLITE_UNUSABLE !== undefined
-
-/** A clock the test moves by hand: leases and expiries without sleeping. */
-interface Clock {
-  t: number
-}
-
-interface Backend {
-  readonly name: string
-  readonly skip: boolean
-  place(): string
-  open(place: string, clock: Clock): Promise<ToolStore>
-  /** How a child process opens the store at `place` (an expression over `tw`, the bundled module). */
-  childOpen(place: string): string
-}
-
-const dirs: string[] = []
-const schemas: string[] = []
+/** The store kinds of test/stores.ts: the durable ones (SQLite, PostgreSQL), and with memory for the faults. */
+const kinds = await storeKinds('durable')
+type Backend = StoreKind
+const backends = kinds.filter((k) => k.durable)
 const stores: ToolStore[] = []
-
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    skip: SQLITE_SKIP,
-    place() {
-      const dir = mkdtempSync(join(tmpdir(), 'toolwire-durable-'))
-      dirs.push(dir)
-      return join(dir, 'store.db')
-    },
-    open: (path, clock) => openSqliteStore({ path, now: () => clock.t }),
-    childOpen: (path) => `tw.openSqliteStore({ path: ${JSON.stringify(path)} })`,
-  },
-  {
-    name: 'postgres',
-    skip: PG_URL === undefined,
-    place() {
-      const schema = `tw_durable_${randomId().replace(/[^A-Za-z0-9]/g, '').slice(0, 16).toLowerCase()}`
-      schemas.push(schema)
-      return schema
-    },
-    open: (schema, clock) => openPostgresStore({ connectionString: PG_URL!, schema, max: 4, now: () => clock.t }),
-    childOpen: (schema) => `tw.openPostgresStore({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, max: 4 })`,
-  },
-]
 
 afterAll(async () => {
   for (const s of stores) await s.close().catch(() => undefined)
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-  if (PG_URL !== undefined && schemas.length > 0) {
-    const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: PG_URL })
-    await client.connect()
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    await client.end()
-  }
 })
 
 const anyObject = { type: 'object' } as const
@@ -505,8 +446,7 @@ async function managerBundle(): Promise<string> {
   if (bundled !== undefined) return bundled
   const dir = join(import.meta.dirname, '..', 'node_modules', '.cache')
   mkdirSync(dir, { recursive: true })
-  const out = mkdtempSync(join(dir, 'toolwire-durable-'))
-  dirs.push(out)
+  const out = tempDir('toolwire-durable-', dir)
   await build({
     stdin: {
       contents: `export { ToolManager } from './src/runtime/manager.ts'\nexport * from './src/runtime/store/index.ts'`,
@@ -603,7 +543,7 @@ describe.each(backends)('processes on one $name store', (backend) => {
     const proc = child(
       entry,
       `${childCounter(backend, place)}
-      const store = await ${backend.childOpen(place)}
+      const store = await ${backend.childOpen(place, 'tw')}
       const tm = new tw.ToolManager({ store, leaseMs: 1000 })
       tm.register({ name: 'wire_money', inputSchema: { type: 'object' }, run: async () => {
         await effect('wire_money')
@@ -671,7 +611,7 @@ describe.each(backends)('processes on one $name store', (backend) => {
     for (let i = 0; i < N; i++) confirmIds.push(confirmIdOf(await parker.call('pay', { id: `p${i}` })))
     for (let i = 0; i < N; i++) expect(await parker.call('deploy', { id: `s${i}` })).toMatchObject({ status: 'pending' })
     const racer = `${childCounter(backend, place)}
-      const store = await ${backend.childOpen(place)}
+      const store = await ${backend.childOpen(place, 'tw')}
       const tm = new tw.ToolManager({ store })
       ${tools}
       tm.register({ name: 'deploy', inputSchema: { type: 'object' }, run: () => 'x', resume: async (answer, i) => { await effect('deploy:' + i.id); return answer } })
@@ -709,21 +649,7 @@ describe.each(backends)('processes on one $name store', (backend) => {
 })
 
 /** The memory store with the SQL backends: "two stores" over one MemoryStore are the same instance. */
-const memories = new Map<string, MemoryStore>()
-const faultBackends: Backend[] = [
-  {
-    name: 'memory',
-    skip: false,
-    place: () => randomId('m'),
-    async open(place, clock) {
-      let s = memories.get(place)
-      if (s === undefined) memories.set(place, (s = new MemoryStore({ now: () => clock.t })))
-      return s
-    },
-    childOpen: () => 'undefined',
-  },
-  ...backends,
-]
+const faultBackends = kinds
 
 /** Makes every evidence write of `stores` awaitable: `settled()` resolves once all written so far are done. */
 function trackEvidence(...stores: ToolStore[]): { settled(): Promise<unknown> } {

@@ -4,18 +4,15 @@
  * (`pg`, two pools on one database). Then what only the durable stores have (reopening, the
  * schema version), and the codec and approval tokens.
  *
- * PostgreSQL: set TOOLWIRE_PG_URL (or DATABASE_URL) to a database the tests may create schemas
- * in; `.ci/run` starts a throwaway cluster (scripts/postgres.sh). Unset, the PostgreSQL cases
- * skip with a printed reason; with CI=true that is an error.
+ * The stores are opened by test/stores.ts (PostgreSQL with TOOLWIRE_PG_URL or DATABASE_URL, the
+ * skip reasons, CI=true failing when PostgreSQL is absent).
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
-  MemoryStore,
   SCHEMA_VERSION,
   StoreConflictError,
   StoreDriverMissingError,
@@ -25,8 +22,6 @@ import {
   evidenceOf,
   inputHash,
   openInput,
-  openPostgresStore,
-  openSqliteStore,
   randomId,
   sealInput,
   signApproval,
@@ -35,134 +30,11 @@ import {
   type ToolStore,
 } from '../src/runtime/store/index.js'
 import type { EvidenceRecord } from '../src/observe/evidence.js'
+import { storeKinds, tempDir, type Clock, type StoreKind } from './stores.js'
 
-const PG_URL = process.env.TOOLWIRE_PG_URL ?? process.env.DATABASE_URL
-if (PG_URL === undefined) {
-  const reason = 'TOOLWIRE_PG_URL (or DATABASE_URL) is not set: the PostgreSQL store cases are skipped. `.ci/run` starts a server (scripts/postgres.sh start)'
-  if (process.env.CI === 'true') throw new Error(`${reason}; CI=true requires it`)
-  console.warn(`SKIP: ${reason}`)
-}
-
-/**
- * better-sqlite3 is compiled for the Node.js that installed it: under `npm run test:node-matrix`
- * on another major its addon does not load, and the SQLite cases skip there (they ran on the
- * machine's own Node.js). Any other load failure fails the suite.
- */
-const SQLITE_SKIP = await (async () => {
-  try {
-    const { default: Database } = await import('better-sqlite3')
-    new Database(':memory:').close()
-    return undefined
-  } catch (err) {
-    if (!String((err as Error).message).includes('NODE_MODULE_VERSION')) throw err
-    const reason = `better-sqlite3 was compiled for another Node.js than ${process.version}: the SQLite store cases are skipped on this one`
-    console.warn(`SKIP: ${reason}`)
-    return reason
-  }
-})()
-
-/** A clock the test moves by hand: expiries and leases without sleeping. */
-interface Clock {
-  t: number
-}
-
-/** An implementation under test: `open` makes one store; `pair` two stores over the same state (two handles / two pools). */
-interface Impl {
-  readonly name: string
-  readonly durable: boolean
-  readonly skip: boolean
-  /** A fresh place (file, schema) for one test. */
-  place(): Promise<string>
-  open(place: string, clock: Clock): Promise<ToolStore>
-  /** Sets the stored schema version by hand. */
-  setVersion?(place: string, version: number): Promise<void>
-  /** Runs statements on the store's tables by hand (unqualified names). */
-  exec?(place: string, statements: readonly string[]): Promise<void>
-  /** How a child process opens the store at `place` (the source of an expression over `store`, the bundled entry). */
-  childOpen?(place: string): string
-}
-
-const dirs: string[] = []
-const memories = new Map<string, MemoryStore>()
-const schemas: string[] = []
-
-const impls: Impl[] = [
-  {
-    name: 'memory',
-    durable: false,
-    skip: false,
-    async place() {
-      return randomId('m')
-    },
-    async open(place, clock) {
-      // the memory store has one instance per process: "two stores" are the same one
-      let s = memories.get(place)
-      if (s === undefined) memories.set(place, (s = new MemoryStore({ now: () => clock.t })))
-      return s
-    },
-  },
-  {
-    name: 'sqlite',
-    durable: true,
-    skip: SQLITE_SKIP !== undefined,
-    async place() {
-      const dir = mkdtempSync(join(tmpdir(), 'toolwire-store-'))
-      dirs.push(dir)
-      return join(dir, 'store.db')
-    },
-    open: (path, clock) => openSqliteStore({ path, now: () => clock.t }),
-    childOpen: (path) => `store.openSqliteStore({ path: ${JSON.stringify(path)} })`,
-    async setVersion(path, version) {
-      const { default: Database } = await import('better-sqlite3')
-      const db = new Database(path)
-      db.prepare(`UPDATE toolwire_meta SET version = ? WHERE name = 'schema'`).run(version)
-      db.close()
-    },
-    async exec(path, statements) {
-      const { default: Database } = await import('better-sqlite3')
-      const db = new Database(path)
-      for (const sql of statements) db.exec(sql)
-      db.close()
-    },
-  },
-  {
-    name: 'postgres',
-    durable: true,
-    skip: PG_URL === undefined,
-    async place() {
-      const schema = `tw_test_${randomId().replace(/[^A-Za-z0-9]/g, '').slice(0, 16).toLowerCase()}`
-      schemas.push(schema)
-      return schema
-    },
-    open: (schema, clock) => openPostgresStore({ connectionString: PG_URL!, schema, max: 4, now: () => clock.t }),
-    childOpen: (schema) => `store.openPostgresStore({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, max: 4 })`,
-    async setVersion(schema, version) {
-      const { default: pg } = await import('pg')
-      const client = new pg.Client({ connectionString: PG_URL })
-      await client.connect()
-      await client.query(`UPDATE "${schema}".toolwire_meta SET version = $1 WHERE name = 'schema'`, [version])
-      await client.end()
-    },
-    async exec(schema, statements) {
-      const { default: pg } = await import('pg')
-      const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` })
-      await client.connect()
-      for (const sql of statements) await client.query(sql)
-      await client.end()
-    },
-  },
-]
-
-afterAll(async () => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-  if (PG_URL !== undefined && schemas.length > 0) {
-    const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: PG_URL })
-    await client.connect()
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    await client.end()
-  }
-})
+/** Each store kind of test/stores.ts: memory, SQLite, PostgreSQL. */
+const impls = await storeKinds('store')
+type Impl = StoreKind
 
 /** `src/runtime/store` bundled for child processes, in node_modules/.cache so that the drivers resolve from it. */
 let bundled: string | undefined
@@ -170,8 +42,7 @@ async function storeBundle(): Promise<string> {
   if (bundled !== undefined) return bundled
   const dir = join(import.meta.dirname, '..', 'node_modules', '.cache')
   mkdirSync(dir, { recursive: true })
-  const out = mkdtempSync(join(dir, 'toolwire-store-'))
-  dirs.push(out)
+  const out = tempDir('toolwire-store-', dir)
   await build({ entryPoints: { store: 'src/runtime/store/index.ts' }, outdir: out, outExtension: { '.js': '.mjs' }, bundle: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
   return (bundled = join(out, 'store.mjs'))
 }
@@ -184,7 +55,7 @@ async function raceClaims(impl: Impl, place: string, ids: readonly string[], n: 
   const entry = await storeBundle()
   const source = `
     import * as store from ${JSON.stringify(entry)}
-    const s = await ${impl.childOpen!(place)}
+    const s = await ${impl.childOpen(place, 'store')}
     const ids = ${JSON.stringify(ids)}
     process.stdout.write('ready\\n')
     process.stdin.once('data', async () => {
@@ -248,7 +119,7 @@ function evidence(i: number): EvidenceRecord {
 
 /** Opens one store for a test and closes it (and any second one) at the end. */
 async function withStores<T>(impl: Impl, f: (open: () => Promise<ToolStore>, clock: Clock, place: string) => Promise<T>): Promise<T> {
-  const place = await impl.place()
+  const place = impl.place()
   const clock: Clock = { t: 1_000_000 }
   const opened: ToolStore[] = []
   try {
@@ -619,7 +490,7 @@ for (const impl of impls) {
         await s.appendEvidence(evidence(1))
         await s.close()
         // what schema 1 had: no created_at on evidence
-        await impl.exec!(place, ['DROP INDEX toolwire_evidence_created', 'ALTER TABLE toolwire_evidence DROP COLUMN created_at', `UPDATE toolwire_meta SET version = 1 WHERE name = 'schema'`])
+        await impl.exec(place, ['DROP INDEX toolwire_evidence_created', 'ALTER TABLE toolwire_evidence DROP COLUMN created_at', `UPDATE toolwire_meta SET version = 1 WHERE name = 'schema'`])
         clock.t = Date.now()
         const again = await open()
         expect(await again.readEvidence()).toEqual([evidence(1)])
@@ -635,7 +506,7 @@ for (const impl of impls) {
       await withStores(impl, async (open, _clock, place) => {
         await (await open()).close()
         await (await open()).close() // migrations already applied: a no-op
-        await impl.setVersion!(place, SCHEMA_VERSION + 1)
+        await impl.setVersion(place, SCHEMA_VERSION + 1)
         await expect(open()).rejects.toBeInstanceOf(StoreSchemaError)
         await expect(open()).rejects.toThrow(`schema is version ${SCHEMA_VERSION + 1}; this toolwire knows versions up to ${SCHEMA_VERSION}`)
       })
@@ -713,8 +584,7 @@ describe('approval tokens', () => {
 describe('loading', () => {
   it('a driver that is not installed is a StoreDriverMissingError saying what to install, not a bare ERR_MODULE_NOT_FOUND', async () => {
     // the store entry bundled into a folder with no node_modules above it: `better-sqlite3` and `pg` really do not resolve there
-    const out = mkdtempSync(join(tmpdir(), 'toolwire-nodriver-'))
-    dirs.push(out)
+    const out = tempDir('toolwire-nodriver-')
     await build({ entryPoints: { store: 'src/runtime/store/index.ts' }, outdir: out, outExtension: { '.js': '.mjs' }, bundle: true, format: 'esm', platform: 'node', packages: 'external', logLevel: 'silent' })
     symlinkSync(join(import.meta.dirname, '..', 'binding.cjs'), join(out, 'binding.cjs')) // toolwire's own native addon, found beside the bundle
     const source = `
