@@ -324,7 +324,9 @@ describe('views are deeply frozen and JSON-safe', () => {
   it('a forged ToolResult is not a ToolResult: the call gets an error view with a status', async () => {
     const forged = Object.create(ToolResult.prototype) as ToolResult
     expect(forged instanceof ToolResult).toBe(false)
-    expect(() => viewOf(forged, 'c')).toThrow(TypeError)
+    // it claims the brand (ToolResult.prototype carries it) but has no readable wire text
+    expect(viewOf(forged, 'c')).toMatchObject({ status: 'error', kind: 'other', callId: 'c' })
+    expect(() => viewOf({ status: 'ok', data: 1 } as unknown as ToolResult, 'c')).toThrow(TypeError)
     const imitation = Object.assign(Object.create(ToolResult.prototype) as object, { disposition: () => 'weird', isUntrusted: () => false })
     const tm = new ToolManager()
     tm.register({ name: 'forged', inputSchema: { type: 'object' }, run: () => forged })

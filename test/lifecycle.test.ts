@@ -17,6 +17,7 @@ import {
   ok,
   pending,
   pendingOf,
+  ToolResult,
   type CallResult,
   type EvidenceRecord,
   type EvidenceStore,
@@ -181,6 +182,25 @@ describe('confirmations (deferred mode)', () => {
 })
 
 // ---------------------------------------------------------------------------------
+describe('handles are 128-bit random ids', () => {
+  it('confirmation ids (no store) and generated suspension ids are 22 base64url characters (128 bits), all distinct', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'risky', inputSchema: anyObject, needsConfirmation: true, run: () => 1 })
+    const confirmIds: string[] = []
+    for (let i = 0; i < 200; i++) {
+      const view = await tm.call('risky', {})
+      if (view.status !== 'needs_confirmation') throw new Error(`expected needs_confirmation, got ${view.status}`)
+      confirmIds.push(view.confirmId)
+    }
+    const pendingIds = Array.from({ length: 200 }, () => pendingOf(pending({ kind: 'input', prompt: 'p' }))!.id)
+    const resultIds = Array.from({ length: 200 }, () => ToolResult.pending({ kind: 'input', prompt: 'p' }).pendingRequest()!.id)
+    for (const ids of [confirmIds, pendingIds, resultIds]) {
+      for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/)
+      expect(new Set(ids).size).toBe(ids.length)
+    }
+  })
+})
+
 describe('suspensions', () => {
   it('pending(request) and authRequired(url) build suspensions that pendingOf reads back', () => {
     const res = pending({ kind: 'input', prompt: 'Which environment?' })

@@ -3,6 +3,7 @@
  * `errorResult`; and the suspensions `pending`, `authRequired`,
  * `pendingOf`.
  */
+import { randomId } from './ids.js'
 import type { JsonValue, PendingRequest } from './types.js'
 import type { Issue } from './validate.js'
 import type { CancelledBy } from './view.js'
@@ -80,7 +81,7 @@ export interface ModelResult {
 
 /** Builds a suspension: `metadata.pending` holds the request (id generated when absent). */
 export function pending(request: PendingRequestInit): ModelResult {
-  const req: Record<string, unknown> = { ...request, id: request.id ?? globalThis.crypto.randomUUID() }
+  const req: Record<string, unknown> = { ...request, id: request.id ?? randomId() }
   return Object.freeze({
     output: pendingOutputText(request),
     isError: true,

@@ -3,6 +3,7 @@
  * constructors match the Rust crate (camelCase); the wire codec is the core's own,
  * so both languages write the same bytes.
  */
+import { randomId } from './ids.js'
 import { toFrozenJson, wellFormed } from './json.js'
 import { canonicalizeResult, checkContentPart } from './native.js'
 import { defaultRetryable, ERROR_KINDS, isPendingKind, isToolErrorKind, PENDING_KINDS, statusNameOf, WIRE_VERSION } from './status.js'
@@ -182,7 +183,7 @@ function checkPending(init: unknown): PendingRequest {
   const r = init as Record<string, unknown>
   if (!isPendingKind(r.kind)) throw typeError(`a pending request kind must be one of ${PENDING_KINDS.join(', ')}, got ${describe(r.kind)}`)
   const out: { -readonly [K in keyof PendingRequest]: PendingRequest[K] } = {
-    id: r.id === undefined ? globalThis.crypto.randomUUID() : checkString(r.id, 'a pending request id'),
+    id: r.id === undefined ? randomId() : checkString(r.id, 'a pending request id'),
     kind: r.kind as PendingKind,
   }
   for (const key of ['prompt', 'url', 'summary'] as const) {

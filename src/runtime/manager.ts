@@ -37,6 +37,7 @@ import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { Durable, type DurableHost } from './durable.js'
 import type { StoreKey } from './store/codec.js'
+import { randomId } from '../core/ids.js'
 import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
 
@@ -183,7 +184,7 @@ export class ToolManager {
       canUndo: (callId) => this.canUndo(callId),
       newConfirmation: (entry, input, callId) => {
         if (this.durable !== undefined) return this.durable.parking.newConfirmation(entry, input, callId)
-        const id = globalThis.crypto.randomUUID()
+        const id = randomId()
         return { id, handle: id }
       },
       park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),

@@ -34,9 +34,7 @@ export function inputHash(value: unknown): string {
 }
 
 /** A new id: `prefix` then 128 random bits from the system's CSPRNG, base64url (22 characters). */
-export function randomId(prefix = ''): string {
-  return prefix + randomBytes(16).toString('base64url')
-}
+export { randomId } from '../../core/ids.js'
 
 /** An AES-256 key: 32 bytes, or their base64 / hex text. */
 export type StoreKey = Uint8Array | string
