@@ -323,6 +323,13 @@ describe('every call the model made is answered, a malformed one refused, never 
     expect(runs).toEqual(['note'])
   })
 
+  it('OpenAI Chat: a call without `type` (some OpenAI-compatible servers) is still a function call, answered', async () => {
+    const { tm, runs } = counting()
+    const out = await runOpenAIChat(tm, [{ id: 'c1', function: { name: 'note', arguments: '{}' } }, { id: 'c2', type: 'custom', custom: { name: 'x', input: 'y' } }] as never)
+    expect(out).toEqual([{ role: 'tool', tool_call_id: 'c1', content: '{"noted":true}' }])
+    expect(runs).toEqual(['note'])
+  })
+
   it('OpenAI Responses: a function_call without a string call_id is answered, not run', async () => {
     const { tm, runs } = counting()
     const out = await runOpenAIResponses(tm, [

@@ -48,10 +48,12 @@ export async function runOpenAIChat(
   const list = isList(message) ? listOf(message) : listOf(field(message, 'tool_calls'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
-    if (field(item, 'type') !== 'function') continue
+    const fn = field(item, 'function')
+    const type = field(item, 'type')
+    // a call without `type` (some OpenAI-compatible servers leave it out) is a function call when it has a `function`
+    if (type !== 'function' && !(type === undefined && fn !== undefined)) continue
     // every function call is answered: one without a usable id, or whose `function` cannot be read, is refused, not run
     const id = idOf(field(item, 'id'))
-    const fn = field(item, 'function')
     const refusal = id === undefined ? unusableId : typeof fn !== 'object' || fn === null ? unreadableCall : undefined
     calls.push({ id: id ?? '', call: { id, name: field(fn, 'name'), args: { text: field(fn, 'arguments') }, ...(refusal === undefined ? {} : { refusal }) } })
   }
