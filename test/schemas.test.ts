@@ -203,13 +203,32 @@ describe('other Standard Schemas', () => {
     expect(runs).toBe(2)
   })
 
-  it('an async output schema is not checked (output checks are synchronous), and nothing is reported', async () => {
+  it('an async output schema reports output_invalid when its check settles; the call does not wait for it or change', async () => {
     const tm = new ToolManager({ development: true })
-    const reports: unknown[] = []
-    tm.on('output_invalid', (e) => void reports.push(e.issues))
-    tm.register({ name: 'o', inputSchema: {}, outputSchema: standard(async () => ({ issues: [{ message: 'no' }] }), { type: 'number' }), run: () => 1 })
-    expect(await tm.call('o', {})).toMatchObject({ status: 'ok', data: 1 })
-    expect(reports).toEqual([])
+    const reported = new Promise<{ callId: string; issues: unknown }>((resolve) => tm.on('output_invalid', (e) => resolve({ callId: e.callId, issues: e.issues })))
+    let release!: () => void
+    const checked = new Promise<void>((r) => (release = r))
+    tm.register({
+      name: 'o',
+      inputSchema: {},
+      outputSchema: standard(async () => {
+        await checked
+        return { issues: [{ message: 'must be even', path: ['n'] }] }
+      }, { type: 'object' }),
+      run: () => ({ n: 1 }),
+    })
+    const view = await tm.call('o', {})
+    expect(view).toMatchObject({ status: 'ok', data: { n: 1 } })
+    release()
+    expect(await reported).toEqual({ callId: view.callId, issues: [{ path: '/n', message: 'must be even' }] })
+    // a valid output reports nothing
+    const quiet: unknown[] = []
+    const tm2 = new ToolManager({ development: true })
+    tm2.on('output_invalid', (e) => void quiet.push(e))
+    tm2.register({ name: 'o', inputSchema: {}, outputSchema: standard(async (v) => ({ value: v }), { type: 'object' }), run: () => ({ n: 2 }) })
+    expect(await tm2.call('o', {})).toMatchObject({ status: 'ok' })
+    await new Promise((r) => setTimeout(r, 0))
+    expect(quiet).toEqual([])
   })
 
   it('a Standard Schema with no JSON Schema converter is refused at registration', () => {

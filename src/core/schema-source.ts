@@ -390,9 +390,8 @@ function issuesOf(raw: readonly StandardSchemaV1.Issue[], input: unknown): reado
 
 /**
  * The validator of a Standard Schema; success records the schema's output value for `input`
- * in `outputs`. An asynchronous validation gives a thenable of the issues, for an input (the
- * manager awaits it); for an output (`outputs` undefined: a synchronous development check) it
- * is not checked.
+ * in `outputs`. An asynchronous validation gives a thenable of the issues: the manager awaits
+ * it for an input, and reports an output's issues when it settles (`outputs` undefined).
  */
 function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, unknown> | undefined): Validator {
   const validate = schema['~standard'].validate
@@ -408,10 +407,6 @@ function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, un
       if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : TOO_LARGE
       const result = validate(input)
       if (typeof (result as { then?: unknown }).then === 'function') {
-        if (outputs === undefined) {
-          ;(result as Promise<unknown>).then(undefined, () => {})
-          return undefined
-        }
         return (result as Promise<StandardSchemaV1.Result<unknown>>).then((r) => settle(input, r), () => UNCHECKED)
       }
       return settle(input, result as StandardSchemaV1.Result<unknown>)
