@@ -71,7 +71,7 @@ export interface CallHost {
    * With a store, resolves once the store holds it (never rejects: a failure is reported).
    */
   park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void>
-  /** With a store: the ledger gate before the body (see durable.ts). */
+  /** With a store: the ledger gate before the body (see durable/ledger.ts). */
   ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
   /** With a store: settles the call's ledger key with its result. Never rejects. */
   ledgerSettle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void>
