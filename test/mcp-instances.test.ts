@@ -459,6 +459,20 @@ function runsIn(log: string, kind: 'b' | 'c'): Map<number, number[]> {
   return runs
 }
 
+/** One HTTP request on a new connection (`agent: false`: `Connection: close`), as a fetch `Response`. */
+function freshRequest(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve(new Response(res.statusCode === 204 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 0 })))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(init.body)
+  })
+}
+
 function lostAndTwice(runs: Map<number, number[]>, count: number): { lost: number; twice: number } {
   let lost = 0
   let twice = 0
@@ -543,15 +557,19 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
           restarted.done = restart(instances[1]!)
         }
       }
-      /** A request to one instance; a refused connection (it is restarting: nothing ran) waits for it and tries again. */
-      const to = async (inst: Instance, path: string, init?: RequestInit): Promise<Response> => {
+      /**
+       * A request to one instance on a connection of its own (never a kept-alive one, which the
+       * instance may close as it stops just as the request goes out); a refused connection (it is
+       * restarting: nothing ran) waits for it and tries again.
+       */
+      const to = async (inst: Instance, path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Response> => {
         for (let tries = 0; ; tries++) {
           await inst.ready
           try {
-            return await fetch(`http://127.0.0.1:${inst.port}${path}`, init)
+            return await freshRequest(inst.port, path, init)
           } catch (error) {
-            const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code
-            if (tries > 100 || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET')) throw error
+            const code = (error as NodeJS.ErrnoException).code
+            if (tries > 100 || code !== 'ECONNREFUSED') throw error
             await restarted.done
           }
         }
