@@ -31,9 +31,8 @@ export function wellFormed(text: string): string {
 
 /**
  * Whether JSON `text` nests arrays and objects deeper than `limit` levels, read in one
- * linear pass without parsing. `JSON.parse` of a line nested 100,000 deep blocks the event
- * loop for over 100 ms inside V8, so untrusted text is measured before it is parsed. A text
- * shorter than `2 * limit` characters cannot nest deeper and is not scanned.
+ * linear pass without parsing ({@link textShape} without a value limit). A text shorter
+ * than `2 * limit` characters cannot nest deeper and is not scanned.
  *
  * ```ts
  * textNestsDeeper('[[[1]]]', 2) // true
@@ -41,23 +40,54 @@ export function wellFormed(text: string): string {
  * ```
  */
 export function textNestsDeeper(text: string, limit: number): boolean {
-  if (text.length < 2 * limit) return false
-  let depth = 0
-  let inString = false
+  return textShape(text, limit, Infinity) === 'deep'
+}
+
+/**
+ * What makes JSON `text` too big to parse, read in one linear pass without parsing: `'deep'`
+ * when it nests arrays and objects deeper than `depth` levels, `'large'` when it holds more
+ * than `values` values, else `undefined`. Values are counted as the input validator counts
+ * them: one for the text's value, plus each array item and object member as written (so a
+ * repeated key counts each time). `JSON.parse` of a line nested 100,000 deep, or of an object
+ * of 200,000 keys, blocks the event loop for over 100 ms inside V8, so untrusted text is
+ * measured before it is parsed. A text shorter than `2 * depth` and `2 * values` characters
+ * cannot exceed either and is not scanned. A malformed text is measured as far as it reads.
+ *
+ * ```ts
+ * textShape('[1,2,3]', 10, 3) // 'large': 4 values
+ * textShape('{"a":[],"b":"[,,"}', 10, 3) // undefined: 3 values, brackets and commas inside strings do not count
+ * ```
+ */
+export function textShape(text: string, depth: number, values: number): 'deep' | 'large' | undefined {
+  if (text.length < 2 * depth && text.length < 2 * values) return undefined
+  let level = 0
+  let count = 1
+  // the last character outside strings opened an array or object: a member follows unless it closes
+  let opened = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 0x5c) i++ // a backslash escapes the next character
-      else if (c === 0x22) inString = false
-    } else if (c === 0x22) {
-      inString = true
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue
+    if (opened) {
+      opened = false
+      if (c !== 0x5d && c !== 0x7d && ++count > values) return 'large'
+    }
+    if (c === 0x22) {
+      // a string: skip to its closing quote (a backslash escapes the next character)
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x2c) {
+      if (++count > values) return 'large'
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true
+      if (++level > depth) return 'deep'
+      opened = true
     } else if (c === 0x5d || c === 0x7d) {
-      depth--
+      level--
     }
   }
-  return false
+  return undefined
 }
 
 /** Thrown inside the runtime when a value has no JSON form; never escapes `tm.call`. */
@@ -211,11 +241,12 @@ function pointer(stack: unknown[], key: string): string {
 /**
  * The value as `JSON.parse(JSON.stringify(value))` would give it, deeply frozen, with
  * lone surrogates replaced by U+FFFD. A top-level `undefined` (a tool that returns
- * nothing) becomes `null`.
+ * nothing) becomes `null`. With `hideKey`, a member whose key it names is `replacement` in the
+ * copy, its value never read (redaction of a result's data, redact.ts).
  * @throws NotJsonError when JSON cannot carry the value, it nests deeper than `MAX_VALUE_DEPTH`, or it
  *   holds more than `MAX_VALUES` values.
  */
-export function toFrozenJson(value: unknown): JsonValue {
+export function toFrozenJson(value: unknown, hideKey?: (key: string) => boolean, replacement: JsonValue = null): JsonValue {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -230,8 +261,10 @@ export function toFrozenJson(value: unknown): JsonValue {
   // one shared stack, unless a toJSON re-enters while it is in use
   const stack = active === 0 ? sharedStack : []
   if (active === 0) budget = MAX_VALUES // a toJSON that re-enters spends from the outer walk's budget
-  const outerHide = hide // a toJSON inside a hiding walk gets a plain copy here
-  hide = undefined
+  const outerHide = hide // a toJSON inside a hiding walk gets a plain copy here, unless it asks to hide
+  const outerHidden = hidden
+  hide = hideKey
+  hidden = replacement
   active++
   let out: JsonValue | undefined
   try {
@@ -239,6 +272,7 @@ export function toFrozenJson(value: unknown): JsonValue {
   } finally {
     active--
     hide = outerHide
+    hidden = outerHidden
     if (stack.length !== 0) stack.length = 0 // only after a throw: a walk pops what it pushes
   }
   if (out === undefined) throw new NotJsonError('the value has no JSON form')

@@ -5,7 +5,7 @@
  * `toFrozenJson`'s (json.ts): one walker, one set of limits.
  */
 import type { FieldChange, JsonValue } from './types.js'
-import { toFrozenJsonHiding } from './json.js'
+import { toFrozenJson, toFrozenJsonHiding } from './json.js'
 
 /** What a redacted value shows. */
 export const REDACTED = '[redacted]'
@@ -20,8 +20,26 @@ export function clipped(text: string): string {
 
 /** Whether a field name is sensitive under the default rules or `extra`. */
 export function isSensitive(name: string, extra: ReadonlySet<string> | undefined): boolean {
-  const lower = name.toLowerCase()
-  return lower === 'password' || lower.startsWith('cc-') || (extra !== undefined && extra.has(name))
+  if (extra !== undefined && extra.has(name)) return true
+  // only ASCII letters lower-case to the letters of 'password' and 'cc-', one for one: the
+  // length and the first characters decide without making a lower-case copy of every key
+  const n = name.length
+  if (n === 8) return name.toLowerCase() === 'password'
+  return n >= 3 && (name.charCodeAt(0) | 0x20) === 0x63 && (name.charCodeAt(1) | 0x20) === 0x63 && name.charCodeAt(2) === 0x2d
+}
+
+/** The key test of a tool's sensitive fields (the default names and `extra`), for `toFrozenJson`'s `hideKey`. */
+export function sensitiveKeys(extra: ReadonlySet<string> | undefined): (key: string) => boolean {
+  return (key) => isSensitive(key, extra)
+}
+
+/**
+ * A tool's returned data as its result carries it: `toFrozenJson(value)` with every sensitive
+ * field's value replaced by `'[redacted]'`, unread.
+ * @throws NotJsonError as `toFrozenJson` does.
+ */
+export function resultData(value: unknown, hideKey: (key: string) => boolean): JsonValue {
+  return toFrozenJson(value, hideKey, REDACTED)
 }
 
 /**

@@ -14,7 +14,7 @@ import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeRetur
 import type { Issue } from '../core/validate.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import { callRecord } from '../observe/record.js'
-import { redact, redactChanges } from '../core/redact.js'
+import { redact, redactChanges, resultData } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
@@ -665,7 +665,8 @@ export class Call implements ToolContext {
       if (helper && value.status === 'ok') this.#raw = value.data
       // the common case, a plain value taken as ok(value), settles without building a ToolResult
       const plain = this.#x?.reported === undefined && !helper && !isModelResult(value) && !ToolResult.isBranded(value)
-      if (plain) data = toFrozenJson(value)
+      // the returned data with its sensitive fields redacted (the raw value stays for tm.execute)
+      if (plain) data = resultData(value, this.#entry.sensitiveKey)
       else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
     } catch (err) {
       this.#host.reportError(this.callId, this.#entry.name, err)

@@ -30,7 +30,7 @@ import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
 import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
 import type { JsonValue } from '../core/types.js'
-import { clipped } from '../core/redact.js'
+import { clipped, sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
@@ -224,6 +224,7 @@ export class ToolManager {
     }
     // a JSON Schema or a Standard Schema; the kept definition advertises JSON Schema and its run gets the validated value
     const schemas = prepareSchemas(tool, this.compiler)
+    const sensitive = tool.sensitive === undefined ? undefined : new Set(tool.sensitive)
     const compiled: Omit<ToolEntry, 'pipeline'> = {
       def: schemas.def as ToolDefinition<never>,
       name,
@@ -235,7 +236,8 @@ export class ToolManager {
       limiter: limiterOf(limit, queueLimit),
       breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
       outcome: outcomeCallbackOf(tool as { execute?: unknown }),
-      sensitive: tool.sensitive === undefined ? undefined : new Set(tool.sensitive),
+      sensitive,
+      sensitiveKey: sensitiveKeys(sensitive),
       metricsId: this.metricsBuffer.register(name),
     }
     const entry: ToolEntry = Object.assign(compiled, { pipeline: compose(compiled, this.features()) })
@@ -357,7 +359,7 @@ export class ToolManager {
   }
 
   private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
-    const input = c.args !== undefined ? parseArgs(c.args) : c.input
+    const input = c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
     let admitted: Admission
     if (input instanceof ToolResult) {
       const opts = readOptions(c.options)
@@ -383,7 +385,7 @@ export class ToolManager {
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
     try {
-      const input = parseArgs(argsText)
+      const input = parseArgs(argsText, this.compiler.maxInputValues)
       if (!(input instanceof ToolResult)) return this.callParsed(name, input, options, argsText.length)
       const opts = readOptions(options)
       return this.settleEarly(toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)

@@ -3,12 +3,12 @@
  * body's return value (helper results, model results `{ output, isError }`, plain values) to one
  * `ToolResult`.
  */
-import { MAX_VALUE_DEPTH, textNestsDeeper, toFrozenJson } from '../core/json.js'
+import { MAX_VALUE_DEPTH, textShape, toFrozenJson } from '../core/json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from '../core/helpers.js'
-import { redactChanges } from '../core/redact.js'
+import { redactChanges, resultData, sensitiveKeys } from '../core/redact.js'
 import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
-import type { Issue } from '../core/validate.js'
+import { MAX_INPUT_VALUES, tooLargeIssues, type Issue } from '../core/validate.js'
 import { invalidText, type CancelledBy } from '../core/view.js'
 import { argsNotTextText, cancelledText, nestsDeeperText, notJsonArgsText, TOOL_FAILED_MESSAGE } from '../core/texts.js'
 
@@ -117,13 +117,19 @@ export function safeGet(obj: unknown, key: string): unknown {
   }
 }
 
-/** Parses model-sent argument text; malformed text gives the `invalid` result instead. */
-export function parseArgs(argsText: unknown): unknown {
+/**
+ * Parses model-sent argument text; malformed text gives the `invalid` result instead, and so
+ * does a text nesting deeper than `MAX_VALUE_DEPTH` or holding more than `maxValues` values
+ * (the manager's `maxInputValues`), measured before it is parsed (json.ts `textShape`).
+ */
+export function parseArgs(argsText: unknown, maxValues: number = MAX_INPUT_VALUES): unknown {
   try {
     if (typeof argsText !== 'string') throw new TypeError(`arguments must be JSON text, got ${typeof argsText}`)
-    if (textNestsDeeper(argsText, MAX_VALUE_DEPTH)) {
+    const shape = textShape(argsText, MAX_VALUE_DEPTH, maxValues)
+    if (shape === 'deep') {
       return ToolResult.failed(invalidError(Object.freeze([Object.freeze({ path: '', message: nestsDeeperText(MAX_VALUE_DEPTH) })])))
     }
+    if (shape === 'large') return ToolResult.failed(invalidError(tooLargeIssues(maxValues)))
     return JSON.parse(argsText)
   } catch (err) {
     // the parser's own message quotes the text (which may hold a secret): only the position is kept
@@ -150,7 +156,7 @@ export function cancelledResult(by: CancelledBy): ToolResult {
  * @throws when the value cannot be read or carried; the caller settles the call as an error.
  */
 export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: ReadonlySet<string>): ToolResult {
-  if (isHelperResult(value)) return fromHelper(value).withUntrusted(untrusted)
+  if (isHelperResult(value)) return fromHelper(value, sensitiveKeys(sensitive)).withUntrusted(untrusted)
   // a result of this copy, or of another copy of toolwire (the ES module and CommonJS builds)
   const result = asOwnResult(value)
   if (result !== undefined) {
@@ -158,7 +164,7 @@ export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: 
     return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
   }
   if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
-  return ToolResult.fromData(toFrozenJson(value), undefined, untrusted)
+  return ToolResult.fromData(resultData(value, sensitiveKeys(sensitive)), undefined, untrusted)
 }
 
 /**
@@ -192,10 +198,10 @@ export function redactPending(result: ToolResult, sensitive: ReadonlySet<string>
 }
 
 /** The canonical result of a helper result. */
-export function fromHelper(h: HelperResult): ToolResult {
+export function fromHelper(h: HelperResult, sensitiveKey: (key: string) => boolean = sensitiveKeys(undefined)): ToolResult {
   switch (h.status) {
     case 'ok':
-      return ToolResult.fromData(toFrozenJson(h.data))
+      return ToolResult.fromData(resultData(h.data, sensitiveKey))
     case 'invalid':
       return ToolResult.failed(invalidError(h.issues))
     case 'refused':

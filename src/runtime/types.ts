@@ -111,6 +111,8 @@ export interface ToolEntry {
   readonly breaker: CircuitBreaker | undefined
   readonly outcome: ((args: never, invocation: OutcomeInvocation) => unknown) | undefined
   readonly sensitive: ReadonlySet<string> | undefined
+  /** Whether a key names a sensitive field (the default names and `sensitive`): redacted in the tool's returned data. */
+  readonly sensitiveKey: (key: string) => boolean
   readonly metricsId: number
   /** The stages this tool's calls run, composed at registration (see pipeline.ts). */
   pipeline: Pipeline
