@@ -26,6 +26,7 @@ import {
   type ToolEvents,
 } from '../src/index.js'
 
+import { MemoryStore } from '../src/runtime/store/index.js'
 import { gate, sleep } from './support.js'
 
 const anyObject = { type: 'object' } as const
@@ -182,6 +183,31 @@ describe('confirmations (deferred mode)', () => {
 })
 
 // ---------------------------------------------------------------------------------
+describe('a decision that is not a boolean approve answers nothing', () => {
+  it.each([
+    ['no store', () => new ToolManager()],
+    ['a store', () => new ToolManager({ store: new MemoryStore() })],
+  ])('%s: tm.confirm(id), { approve: "yes" }, {} and a throwing getter are invalid_decision, and the confirmation stays open', async (_name, make) => {
+    const tm = make()
+    let runs = 0
+    tm.register({ name: 'pay', inputSchema: anyObject, needsConfirmation: true, run: () => ++runs })
+    const parked = await tm.call('pay', {})
+    if (parked.status !== 'needs_confirmation') throw new Error(parked.status)
+    const hostile = Object.defineProperty({}, 'approve', {
+      get() {
+        throw new Error('no')
+      },
+    }) as { approve: boolean }
+    for (const decision of [undefined, { approve: 'yes' }, {}, { approve: 1 }, null, hostile]) {
+      const answer = await (tm.confirm as (id: string, d?: unknown) => Promise<CallResult>)(parked.confirmId, decision)
+      expect(answer).toMatchObject({ status: 'refused', code: 'invalid_decision' })
+    }
+    expect(runs).toBe(0)
+    expect(await tm.confirm(parked.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 1 })
+    expect(runs).toBe(1)
+  })
+})
+
 describe('handles are 128-bit random ids', () => {
   it('confirmation ids (no store) and generated suspension ids are 22 base64url characters (128 bits), all distinct', async () => {
     const tm = new ToolManager()

@@ -426,12 +426,17 @@ export class ToolManager {
    * the outcome also arrives as a `confirmation` event. Never rejects.
    */
   confirm(confirmId: string, decision: { readonly approve: boolean }): Promise<CallResult> {
-    let approve: boolean
+    let approve: unknown
     try {
-      approve = decision?.approve === true
+      approve = decision?.approve
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open
       return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
+    }
+    // only `true` approves and only `false` denies: a missing or other decision (`tm.confirm(id)`,
+    // `{ approve: 'yes' }`) answers nothing, and the confirmation stays open
+    if (typeof approve !== 'boolean') {
+      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
