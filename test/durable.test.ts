@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
-import { MemoryStore, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
+import { MemoryStore, StoreClosedError, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
 import { PG_URL, storeKinds, tempDir, type Clock, type StoreKind } from './stores.js'
 
 /** The store kinds of test/stores.ts: the durable ones (SQLite, PostgreSQL), and with memory for the faults. */
@@ -666,6 +666,22 @@ function trackEvidence(...stores: ToolStore[]): { settled(): Promise<unknown> } 
 }
 
 describe.each(faultBackends)('store faults and races on the $name store', (backend) => {
+  it.skipIf(backend.skip)('a short script that closes the store before the first turn gets no error: the start-up sweep skips a store the app closed', async () => {
+    const { a } = await pair(backend)
+    const runs: string[] = []
+    const tm = withTools(new ToolManager({ store: a }), runs)
+    const errors: ToolEvents['error'][] = []
+    tm.on('error', (e) => errors.push(e))
+    expect(await tm.call('send', { to: 'x' })).toMatchObject({ status: 'ok' })
+    await a.close()
+    await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setTimeout(r, 10))
+    expect(errors).toEqual([])
+    // asked for, a sweep of a closed store still rejects
+    await expect(tm.recover()).rejects.toBeInstanceOf(StoreClosedError)
+    await expect(tm.recover()).rejects.toBeInstanceOf(StoreUnavailableError)
+  })
+
   it.skipIf(backend.skip)('a failing store is reported, never read as "nothing there": recover() rejects StoreUnavailableError; confirm, undo and a call refuse store_unavailable', async () => {
     const { a } = await pair(backend)
     const runs: string[] = []

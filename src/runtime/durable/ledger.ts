@@ -11,7 +11,7 @@ import type { JsonValue } from '../../core/types.js'
 import type { CallResult } from '../../core/view.js'
 import { describeThrown, when } from '../normalize.js'
 import { randomId } from '../store/codec.js'
-import { StoreUnavailableError, type ToolStore } from '../store/types.js'
+import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
 import {
   describe,
@@ -41,7 +41,7 @@ function parseLedgerKey(key: string): { tool: string; callId: string | undefined
 }
 
 /** The result a settled key recorded; `undefined` when it cannot be read back. */
-function recordedResult(recorded: JsonValue): ToolResult | undefined {
+export function recordedResult(recorded: JsonValue): ToolResult | undefined {
   if (typeof recorded !== 'object' || recorded === null || Array.isArray(recorded)) return undefined
   const wire = (recorded as { wire?: JsonValue }).wire
   if (wire === undefined) return undefined
@@ -174,7 +174,11 @@ export class Ledger {
    */
   sweepSoon(): void {
     this.sweeping = new Promise<void>((resolve) => setImmediate(resolve))
-    this.sweep().catch((err: unknown) => this.ctx.host.reportError('', 'recover', err))
+    // a store the application closed before the first turn (a short script) has nothing to report:
+    // the next manager on it sweeps
+    this.sweep().catch((err: unknown) => {
+      if (!(err instanceof StoreClosedError)) this.ctx.host.reportError('', 'recover', err)
+    })
   }
 
   /** A sweep asked for by the app (`tm.recover()`): a store failure is also an `error` event. */

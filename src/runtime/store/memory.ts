@@ -8,7 +8,7 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import {
   StoreConflictError,
-  StoreUnavailableError,
+  StoreClosedError,
   pruneAge,
   type BeginOptions,
   type BeginResult,
@@ -43,7 +43,8 @@ interface LedgerRow {
 /** A {@link ToolStore} in this process's memory. */
 export class MemoryStore implements ToolStore {
   readonly kind = 'memory'
-  private readonly now: () => number
+  /** The store's clock (the `now` option, default `Date.now`). */
+  readonly now: () => number
   private readonly parked = new Map<string, Parked>()
   private readonly undos = new Map<string, UndoEntry>()
   private evidence: { readonly record: EvidenceRecord; readonly at: number }[] = []
@@ -56,7 +57,7 @@ export class MemoryStore implements ToolStore {
 
   /** A closed store answers nothing, as a closed database would. */
   private open(): void {
-    if (this.closed) throw new StoreUnavailableError('toolwire: the store is closed')
+    if (this.closed) throw new StoreClosedError('toolwire: the store is closed')
   }
 
   async park(call: ParkInput): Promise<void> {

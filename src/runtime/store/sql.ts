@@ -13,6 +13,7 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import {
   StoreConflictError,
+  StoreClosedError,
   StoreUnavailableError,
   pruneAge,
   type BeginOptions,
@@ -131,12 +132,13 @@ export class SqlStore implements ToolStore {
     readonly kind: string,
     private readonly db: SqlDriver,
     private readonly dialect: Dialect,
-    private readonly now: () => number,
+    /** The store's clock (the `now` option, default `Date.now`). */
+    readonly now: () => number,
   ) {}
 
   /** A statement's rows. @throws StoreUnavailableError when the store is closed or the database fails (a unique-key violation is thrown as it is). */
   private async all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
-    if (this.closed !== undefined) throw new StoreUnavailableError(`toolwire: the ${this.kind} store is closed`)
+    if (this.closed !== undefined) throw new StoreClosedError(`toolwire: the ${this.kind} store is closed`)
     try {
       return await this.db.all(sql, params)
     } catch (err) {
@@ -146,7 +148,7 @@ export class SqlStore implements ToolStore {
 
   /** Runs a statement; the rows it changed. @throws as {@link all}. */
   private async run(sql: string, params: readonly SqlParam[]): Promise<number> {
-    if (this.closed !== undefined) throw new StoreUnavailableError(`toolwire: the ${this.kind} store is closed`)
+    if (this.closed !== undefined) throw new StoreClosedError(`toolwire: the ${this.kind} store is closed`)
     try {
       return await this.db.run(sql, params)
     } catch (err) {

@@ -125,6 +125,8 @@ export interface ClaimOptions {
 export interface ToolStore {
   /** `'memory'`, `'sqlite'` or `'postgres'`. */
   readonly kind: string
+  /** The store's clock, epoch ms (its `now` option): expiries and leases are read from it. Optional for a store of the app's own. */
+  readonly now?: () => number
   /** Parks a call. @throws StoreConflictError when the id is taken. */
   park(call: ParkInput): Promise<void>
   /** The parked call with this id, in any state. */
@@ -186,8 +188,13 @@ export class StoreConflictError extends Error {
  * `code` is `'store_unavailable'`; `cause` is the driver's error.
  */
 export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError'
+  override name: string = 'StoreUnavailableError'
   readonly code = 'store_unavailable'
+}
+
+/** The store was closed by the application (a {@link StoreUnavailableError}, `code` `'store_unavailable'`). */
+export class StoreClosedError extends StoreUnavailableError {
+  override name = 'StoreClosedError'
 }
 
 /**
