@@ -12,6 +12,7 @@ import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type CallTo
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
+import { MemoryStore } from '../src/runtime/store/index.js'
 import { repo } from './fixtures/mcp/helpers.js'
 
 const CI = process.env.CI === 'true'
@@ -322,4 +323,62 @@ describe('the confirmation page in a real headless Chromium', () => {
       await page.close()
     }
   }, 60_000)
+})
+
+describe('the confirmation page with a store: expiry on the store clock', () => {
+  it("a link is good until the store's clock passes the confirmation's expiry, whatever this process's clock says", async () => {
+    const SECRET = 'store-clock-approval-secret-0123456789'
+    let clock = Date.now()
+    const store = new MemoryStore({ now: () => clock })
+    const runs: string[] = []
+    const tm = new ToolManager({ store, approvalSecret: SECRET, confirmTtlMs: 60_000 })
+    tm.register({
+      name: 'set_password',
+      inputSchema: { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string' } }, required: ['user', 'password'] },
+      needsConfirmation: true,
+      run: ({ user }: { user: string; password: string }) => {
+        runs.push(user)
+        return { changed: user }
+      },
+    })
+    const served = await serveHttp(tm, { store, approvalSecret: SECRET, confirmPageTtlMs: 60_000 })
+    try {
+      const { link } = await held(served.url, 'kim')
+      const page = await fetch(link)
+      expect(page.status).toBe(200)
+      const csrf = csrfOf(await page.text())
+      // the store's clock moves past the expiry; Date.now does not
+      clock += 61_000
+      expect((await fetch(link)).status).toBe(410)
+      expect((await form(link, { decision: 'approve', csrf })).status).toBe(410)
+      expect(runs).toEqual([])
+    } finally {
+      await served.close()
+      await store.close()
+    }
+  })
+
+  it("the link's own expiry is dated on the store's clock", async () => {
+    const SECRET = 'store-clock-approval-secret-0123456789'
+    // the store's clock is a day behind this process's: the confirmation (and its link) are good for a minute of it
+    let clock = Date.now() - 24 * 3600_000
+    const store = new MemoryStore({ now: () => clock })
+    const tm = new ToolManager({ store, approvalSecret: SECRET, confirmTtlMs: 10 * 24 * 3600_000 })
+    tm.register({
+      name: 'set_password',
+      inputSchema: { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string' } }, required: ['user', 'password'] },
+      needsConfirmation: true,
+      run: () => ({ changed: true }),
+    })
+    const served = await serveHttp(tm, { store, approvalSecret: SECRET, confirmPageTtlMs: 60_000 })
+    try {
+      const { link } = await held(served.url, 'lee')
+      expect((await fetch(link)).status).toBe(200)
+      clock += 61_000
+      expect((await fetch(link)).status).toBe(410)
+    } finally {
+      await served.close()
+      await store.close()
+    }
+  })
 })

@@ -26,6 +26,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
+import { toMcp } from '../src/render/mcp.js'
+import type { CallResult } from '../src/core/view.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { openPostgresStore, openSqliteStore, type ToolStore } from '../src/runtime/store/index.js'
 import { cli, ensureBuilt } from './fixtures/mcp/helpers.js'
@@ -205,7 +207,7 @@ for (const [kind, opener] of stores) {
       }
     })
 
-    it('URL elicitation on A, the link approved on B: B runs the call once; A sees the store change and answers that it was already answered (confirmation_used)', async () => {
+    it('URL elicitation on A, the link approved on B: B runs the call once; A answers its client the result B recorded', async () => {
       const client = new Client({ name: 'url-elicitation', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } })
       let approval: Promise<{ status: number; text: string }> | undefined
       client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -218,9 +220,9 @@ for (const [kind, opener] of stores) {
         const result = (await client.callTool({ name: 'pay', arguments: { invoice: 'INV-8', amount: 5 } })) as CallToolResult
         expect((await approval!).text).toContain('<code id="outcome">ok</code>')
         expect(runs.filter((r) => r.startsWith('INV-8@'))).toEqual(['INV-8@B'])
-        expect(result.isError).toBe(true)
-        // refused confirmation_used: the call ran once, on B, and its result is on B's page
-        expect(JSON.stringify(result.content)).toContain('This confirmation was already answered')
+        // the call's own result, as B's run gave it: not "already answered"
+        expect(result).toMatchObject({ isError: false, structuredContent: { paid: 'INV-8' } })
+        expect(JSON.stringify(result.content)).not.toContain('already answered')
       } finally {
         await client.close()
       }
@@ -729,3 +731,123 @@ describe('a restart loses no call: close() drains the requests in flight', () =>
     }
   })
 })
+
+// ---------------------------------------------------------------- URL elicitation answered on another instance
+
+for (const [kind, opener] of stores) {
+  describe.skipIf(opener === undefined)(`URL elicitation on one instance, the link decided on another (one ${kind} store)`, () => {
+    let dir: string
+    let a: HttpMcpServer
+    let aImpatient: HttpMcpServer
+    let b: HttpMcpServer
+    const opened: ToolStore[] = []
+    const runs: string[] = []
+    /** The results of decisions made on B (its `confirmation` events), by invoice. */
+    const onB = new Map<string, CallResult>()
+    let release: () => void = () => undefined
+    let gate: Promise<void> = Promise.resolve()
+
+    function withSlowTool(tm: ToolManager, name: string): ToolManager {
+      tm.register({
+        name: 'slow_pay',
+        inputSchema: { type: 'object', properties: { invoice: { type: 'string' } }, required: ['invoice'] },
+        needsConfirmation: true,
+        run: async ({ invoice }: { invoice: string }) => {
+          await gate
+          runs.push(`${invoice}@${name}`)
+          return { paid: invoice }
+        },
+      })
+      return tm
+    }
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'toolwire-url-elsewhere-'))
+      const { open } = await opener!(dir)
+      const storeA = await open()
+      const storeB = await open()
+      opened.push(storeA, storeB)
+      const tmA = withSlowTool(manager(storeA, runs, 'A'), 'A')
+      const tmB = withSlowTool(manager(storeB, runs, 'B'), 'B')
+      tmB.on('confirmation', (e) => {
+        if (e.result !== undefined) onB.set(e.callId, e.result)
+      })
+      a = await serveHttp(tmA, { store: storeA, approvalSecret: SECRET })
+      // waits for another instance's run hardly at all
+      aImpatient = await serveHttp(tmA, { store: storeA, approvalSecret: SECRET, confirmOutcomeWaitMs: 1 })
+      b = await serveHttp(tmB, { store: storeB, approvalSecret: SECRET })
+    })
+    afterAll(async () => {
+      release()
+      await a?.close()
+      await aImpatient?.close()
+      await b?.close()
+      for (const s of opened) await s.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    /** An SDK client on `server` answering URL elicitation by posting `decision` on the link opened on B. */
+    async function urlClient(server: HttpMcpServer, decision: 'approve' | 'deny'): Promise<{ client: Client; decided: () => Promise<{ status: number; text: string }> }> {
+      const client = new Client({ name: 'url-elicitation', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } })
+      let posted: Promise<{ status: number; text: string }> | undefined
+      client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        const { url } = req.params as { url: string }
+        posted = (async () => form(on(url, b), { decision, csrf: csrfOf(await (await fetch(on(url, b))).text()) }))()
+        return { action: 'accept' }
+      })
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      return { client, decided: () => posted! }
+    }
+
+    it("approved on B: A answers its client B's result (the same MCP result B's view renders); the tool ran once, on B", async () => {
+      const { client, decided } = await urlClient(a, 'approve')
+      try {
+        const result = (await client.callTool({ name: 'pay', arguments: { invoice: 'URL-1', amount: 7 } })) as CallToolResult
+        expect((await decided()).text).toContain('<code id="outcome">ok</code>')
+        expect(runs.filter((r) => r.startsWith('URL-1@'))).toEqual(['URL-1@B'])
+        expect(result).toMatchObject({ isError: false, structuredContent: { paid: 'URL-1' } })
+        // one call: the id A gave it is the one B's run reported
+        const viewOnB = onB.get(result._meta?.['toolwire/callId'] as string)!
+        expect(viewOnB).toMatchObject({ status: 'ok', data: { paid: 'URL-1' } })
+        const rendered = toMcp(viewOnB) as unknown as CallToolResult
+        expect(result.content).toEqual(rendered.content)
+        expect(result.structuredContent).toEqual(rendered.structuredContent)
+      } finally {
+        await client.close()
+      }
+    })
+
+    it('denied on B: A answers confirmation_denied, and nothing runs', async () => {
+      const { client, decided } = await urlClient(a, 'deny')
+      try {
+        const result = (await client.callTool({ name: 'pay', arguments: { invoice: 'URL-2', amount: 7 } })) as CallToolResult
+        expect((await decided()).text).toContain('<code id="outcome">confirmation_denied</code>')
+        expect(result.isError).toBe(true)
+        expect(JSON.stringify(result.content)).toContain('The user denied this call')
+        expect(runs.some((r) => r.startsWith('URL-2@'))).toBe(false)
+      } finally {
+        await client.close()
+      }
+    })
+
+    it('approved on B, still running there past the wait: A answers confirmation_running (never hangs); the run finishes on B, once', async () => {
+      gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const { client, decided } = await urlClient(aImpatient, 'approve')
+      try {
+        const result = (await client.callTool({ name: 'slow_pay', arguments: { invoice: 'URL-3' } })) as CallToolResult
+        // answered while B's run is held: it has not finished
+        expect(runs.some((r) => r.startsWith('URL-3@'))).toBe(false)
+        expect(result.isError).toBe(true)
+        expect(JSON.stringify(result.content)).toContain('approved on another instance and is still running there')
+        release()
+        expect((await decided()).text).toContain('<code id="outcome">ok</code>')
+        expect(runs.filter((r) => r.startsWith('URL-3@'))).toEqual(['URL-3@B'])
+      } finally {
+        release()
+        await client.close()
+      }
+    })
+  })
+}

@@ -155,6 +155,10 @@ export const STORE_TEXTS = Object.freeze({
   callNotRecorded: 'The call could not be recorded in the store; it did not run',
   idempotencyMismatch: 'This idempotency key was used before with a different input',
   idempotencyInFlight: 'A call with this idempotency key is still running',
+  confirmedElsewhereRunning:
+    'This call was approved on another instance and is still running there; its result is not known here yet. Do not run it again.',
+  confirmedElsewhereUnrecorded:
+    'This call was approved on another instance and ran there, but its result could not be read from the store. Do not run it again.',
 })
 
 /** `input_unavailable`: a parked call's sensitive input is held only by the instance that parked it. */

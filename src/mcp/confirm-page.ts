@@ -17,10 +17,11 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import type { CallResult } from '../core/view.js'
+import { viewOf, type CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { verifyApproval } from '../runtime/store/approval.js'
+import { confirmationOutcome, confirmedElsewhereRunning } from '../runtime/durable/parking.js'
 import type { ServableManager } from './meta.js'
 
 /** What the page shows of a call waiting for confirmation. */
@@ -320,6 +321,12 @@ export interface SharedConfirmationPagesOptions extends ConfirmationPagesOptions
   readonly secret: string | Uint8Array
   /** How often a page decision made on another instance is looked for in the store, in ms (default 1000). */
   readonly pollMs?: number
+  /**
+   * How long a client waiting for a decision (URL elicitation) waits for the run of a call
+   * approved on another instance, in ms (default 30 000): then it is answered refused
+   * `confirmation_running` (the call runs there, once), never left hanging.
+   */
+  readonly outcomeWaitMs?: number
 }
 
 /** A sealed link's content: what the page shows and what `tm.confirm` takes. */
@@ -340,8 +347,6 @@ const SEAL_VERSION = 'p1'
 const SEAL_MAX_BYTES = 1500
 const SEAL_MIN_SUMMARY_CHARS = 200
 const SHARED_SHAPE = /^p1\.[A-Za-z0-9_-]{40,12000}$/
-/** The parked states after which a link is no longer good. */
-const ENDED = new Set(['done', 'denied', 'expired', 'unknown'])
 /** Refusal codes `tm.confirm` answers for a link that was already used, or expired, on any instance. */
 const GONE_CODES = new Set(['confirmation_used', 'confirmation_expired', 'confirmation_unknown'])
 
@@ -367,8 +372,13 @@ export class SharedConfirmationPages implements ConfirmationLinks {
   private readonly secret: Buffer
   private readonly ttlMs: number
   private readonly pollMs: number
+  private readonly outcomeWaitMs: number
+  /** The store's clock (its `now` option), the one its expiries are dated with; `Date.now` for a store without one. */
+  private readonly now: () => number
   /** Waiters for a decision, by `confirmId`: resolved by a decision made in this process. */
   private readonly waiters = new Map<string, Set<(view: CallResult | undefined) => void>>()
+  /** The `confirmId`s being decided through this process's page (their run is not another instance's). */
+  private readonly deciding = new Map<string, number>()
   private listening = false
 
   constructor(
@@ -381,6 +391,10 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     this.store = options.store
     this.ttlMs = options.ttlMs ?? 10 * 60_000
     this.pollMs = options.pollMs ?? 1000
+    this.outcomeWaitMs = options.outcomeWaitMs ?? 30_000
+    const store = options.store
+    const clock = store.now
+    this.now = typeof clock === 'function' ? () => clock.call(store) : Date.now
   }
 
   private readonly onConfirmation = (event: { confirmId: string; result?: CallResult }): void => this.settle(event.confirmId, event.result)
@@ -455,44 +469,74 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     }
     // with an approval secret the confirmId is a signed token naming the parked id; without, it is the id
     const id = verifyApproval(this.secret, view.confirmId)?.confirmationId ?? view.confirmId
-    const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: Date.now() + this.ttlMs })
+    const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: this.now() + this.ttlMs })
     return `${CONFIRM_PATH}${link}`
   }
 
   /**
-   * Resolves with the call's result once it is decided in this process, or undefined when
-   * the link expires, `signal` aborts, or the store shows it decided on another instance
-   * (looked for every `pollMs`).
+   * Resolves with the call's result once it is decided, in this process or on another
+   * instance (the store is looked at every `pollMs`: the outcome the instance that ran it
+   * recorded, a denial, or an unknown outcome); a call approved elsewhere whose run there
+   * takes longer than `outcomeWaitMs` resolves refused `confirmation_running`. Resolves
+   * undefined when the link expires undecided, the confirmation is gone from the store, or
+   * `signal` aborts.
    */
   decided(path: string, signal: AbortSignal): Promise<CallResult | undefined> {
     const entry = this.unseal(path.slice(CONFIRM_PATH.length))
     if (entry === undefined || signal.aborted) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       let polling = false
+      let expired = false
+      let running: ReturnType<typeof setTimeout> | undefined
       const done = (view: CallResult | undefined): void => {
         clearTimeout(timer)
+        clearTimeout(running)
         clearInterval(poll)
         signal.removeEventListener('abort', onAbort)
         this.waiters.get(entry.handle)?.delete(done)
         resolve(view)
       }
       const onAbort = (): void => done(undefined)
-      const timer = setTimeout(() => done(undefined), Math.max(0, entry.expiresAt - Date.now()) + 1)
-      timer.unref()
-      const poll = setInterval(() => {
+      const look = (): void => {
         if (polling) return
         polling = true
-        this.store.getParked(entry.id).then(
-          (call) => {
+        confirmationOutcome(this.store, entry.id).then(
+          (outcome) => {
             polling = false
-            // decided elsewhere: this process has no result to give, `tm.confirm` will say it was answered
-            if (call === undefined || ENDED.has(call.state)) done(undefined)
+            switch (outcome.state) {
+              case 'gone':
+                return done(undefined)
+              case 'parked':
+                if (expired) done(undefined)
+                return
+              case 'running':
+                // a run through this process's page resolves through the `confirmation` event
+                if (running === undefined && !this.deciding.has(entry.handle)) {
+                  running = setTimeout(() => done(viewOf(confirmedElsewhereRunning(), outcome.callId)), this.outcomeWaitMs)
+                  running.unref()
+                }
+                return
+              case 'settled':
+                // decided on another instance: the outcome it recorded, the view its run gave there
+                return done(viewOf(outcome.result, outcome.callId))
+            }
           },
           () => {
             polling = false
+            if (expired && running === undefined) done(undefined)
           },
         )
-      }, this.pollMs)
+      }
+      // past the link's expiry an undecided confirmation ends; a run already claimed is still waited for
+      const timer = setTimeout(
+        () => {
+          expired = true
+          look()
+        },
+        Math.max(0, entry.expiresAt - this.now()) + 1,
+      )
+      timer.unref()
+      const poll = setInterval(look, this.pollMs)
       poll.unref()
       signal.addEventListener('abort', onAbort, { once: true })
       let set = this.waiters.get(entry.handle)
@@ -509,10 +553,11 @@ export class SharedConfirmationPages implements ConfirmationLinks {
 
   /** Whether the link's confirmation is still parked in the store; `undefined` when the store cannot say. */
   private async good(entry: SealedEntry): Promise<boolean | undefined> {
-    if (entry.expiresAt < Date.now()) return false
+    // the store's clock: the one it dated the parked call's expiry with, and its claim compares with
+    if (entry.expiresAt < this.now()) return false
     try {
       const call = await this.store.getParked(entry.id)
-      return call !== undefined && call.kind === 'confirmation' && call.state === 'parked' && (call.expiresAt === null || call.expiresAt >= Date.now())
+      return call !== undefined && call.kind === 'confirmation' && call.state === 'parked' && (call.expiresAt === null || call.expiresAt >= this.now())
     } catch {
       return undefined
     }
@@ -536,12 +581,18 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     if (decision === undefined) return
     const approve = decision === 'approve'
     let view: CallResult
+    const handle = entry!.handle
+    this.deciding.set(handle, (this.deciding.get(handle) ?? 0) + 1)
     try {
       // single use across instances: the store's claim lets one decision apply; the others are refused
-      view = await this.tm.confirm(entry!.handle, { approve })
+      view = await this.tm.confirm(handle, { approve })
     } catch {
       page(res, 500, 'Something went wrong', '<p>The decision could not be recorded.</p>')
       return
+    } finally {
+      const n = this.deciding.get(handle)! - 1
+      if (n === 0) this.deciding.delete(handle)
+      else this.deciding.set(handle, n)
     }
     if (view.status === 'refused' && GONE_CODES.has(view.code)) {
       gonePage(res)

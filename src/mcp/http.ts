@@ -84,6 +84,13 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly approvalSecret?: string | Uint8Array
   /** How long an approval link stays valid, in ms (default 10 minutes). */
   readonly confirmPageTtlMs?: number
+  /**
+   * With `store`: how long a client asked through URL elicitation waits for the run of its
+   * call once the link was approved on another instance, in ms (default 30 000). It is
+   * answered the result that instance recorded; a run still going after this is answered
+   * refused `confirmation_running` (it runs there, once).
+   */
+  readonly confirmOutcomeWaitMs?: number
   /** The address clients and browsers reach this server at, for approval links (default: the bound address). Its origin is allowed. */
   readonly publicUrl?: string
   /**
@@ -274,7 +281,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     options.confirmPage === false
       ? undefined
       : options.store !== undefined && options.approvalSecret !== undefined
-        ? new SharedConfirmationPages(tm, { ...ttl, store: options.store, secret: options.approvalSecret })
+        ? new SharedConfirmationPages(tm, {
+            ...ttl,
+            ...(options.confirmOutcomeWaitMs === undefined ? {} : { outcomeWaitMs: options.confirmOutcomeWaitMs }),
+            store: options.store,
+            secret: options.approvalSecret,
+          })
         : new ConfirmationPages(tm, ttl)
   let publicBase = ''
   if (options.publicUrl !== undefined) {

@@ -92,7 +92,11 @@ export interface McpServerOptions {
 export interface ConfirmationLink {
   /** The absolute URL a person opens. */
   readonly url: string
-  /** Resolves with the call's result once a decision is made (on the page or any other way), or undefined when the link ends without one or `signal` aborts. */
+  /**
+   * Resolves with the call's result once a decision is made (on the page or any other way;
+   * with a shared store, on any instance: the outcome that instance recorded), or undefined
+   * when the link ends without one or `signal` aborts.
+   */
   decided(signal: AbortSignal): Promise<CallResult | undefined>
 }
 
@@ -342,7 +346,8 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
  * URL-mode elicitation (a client that declared `elicitation.url` but not `form`): the
  * server sends the approval link with `elicitation/create`; once the user agreed to open
  * it, the call waits for the decision made on the page, then sends
- * `notifications/elicitation/complete`. A declined or cancelled elicitation, or a link
+ * `notifications/elicitation/complete`. A call decided on another instance (a shared
+ * store) answers the outcome recorded there. A declined or cancelled elicitation, or a link
  * that ends without a decision, denies the call.
  */
 async function confirmThroughUrl(

@@ -4,8 +4,9 @@
  * store's compare-and-swap claim: exactly one answer applies, whichever manager gives it.
  * Confirmation ids are signed approval tokens with an `approvalSecret`.
  */
+import type { ToolResult } from '../../core/result.js'
 import type { JsonValue } from '../../core/types.js'
-import type { CallResult } from '../../core/view.js'
+import { canonicalOf, type CallResult } from '../../core/view.js'
 import {
   alreadyAnsweredText,
   expiredText,
@@ -18,9 +19,18 @@ import {
 } from '../../core/texts.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, randomId, sealInput, type StoreKey } from '../store/codec.js'
-import type { ClaimResult, ParkedCall, ParkedKind } from '../store/types.js'
+import type { ClaimResult, ParkedCall, ParkedKind, ToolStore } from '../store/types.js'
 import type { ParkKind, ToolEntry } from '../types.js'
-import { APPROVAL_INVALID, INPUT_UNAVAILABLE, refused, STORE_UNAVAILABLE, type DurableContext } from './shared.js'
+import { recordedResult } from './ledger.js'
+import {
+  APPROVAL_INVALID,
+  CONFIRMATION_RUNNING,
+  INPUT_UNAVAILABLE,
+  refused,
+  STORE_UNAVAILABLE,
+  unknownOutcomeResult,
+  type DurableContext,
+} from './shared.js'
 
 /** What a confirm or resume answered, and for which call (the `confirmation` event). */
 export interface Answered {
@@ -182,6 +192,8 @@ export class Parking {
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
       const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey)
+      // before `finish`: whoever sees the call done finds its outcome recorded
+      if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {
         await this.ctx.store.finish(id, claim.fence)
       } catch (err) {
@@ -193,6 +205,26 @@ export class Parking {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(claims?.callId ?? '', tool, err)
       return this.refuse(STORE_UNAVAILABLE, storeUnreadableText(what))
+    }
+  }
+
+  /**
+   * Records a confirmed run's outcome in the ledger under the confirmation's id, for an
+   * instance whose client waits for that confirmation (URL elicitation) while another instance
+   * ran it ({@link confirmationOutcome}): the canonical result behind the view, as a keyed
+   * call's ledger entry holds it. Never rejects (a failure is reported, and that instance then
+   * answers that the result could not be read).
+   */
+  private async recordOutcome(id: string, call: ParkedCall, view: CallResult): Promise<void> {
+    try {
+      const result = canonicalOf(view)
+      if (result === undefined) return
+      const key = outcomeKey(id)
+      const begun = await this.ctx.store.begin(key, '', { callId: call.callId })
+      if (begun.state !== 'new') return
+      await this.ctx.store.settle(key, begun.token, { wire: result.toJSON() as unknown as JsonValue })
+    } catch (err) {
+      this.ctx.host.reportError(call.callId, call.tool, err)
     }
   }
 
@@ -243,4 +275,56 @@ function timeoutOf(call: ParkedCall): number | undefined {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
   const t = (data as { timeoutMs?: JsonValue }).timeoutMs
   return typeof t === 'number' && t > 0 ? t : undefined
+}
+
+/** The ledger key of a confirmed run's outcome (two elements: never a call's key, which has three). */
+function outcomeKey(id: string): string {
+  return JSON.stringify(['o', id])
+}
+
+/**
+ * What the store says of a parked confirmation, for an instance waiting for its decision
+ * while another instance may take it: still `parked`; `running` (claimed, its run not
+ * finished); `settled` with the call's result (the outcome its run recorded, a denial, or an
+ * unknown outcome when the run's process died); `gone` (no such confirmation, or expired).
+ * A run that finished without a readable record settles as refused `confirmation_used` with a
+ * message saying it ran elsewhere. @throws when the store cannot be read.
+ */
+export type ConfirmationOutcome =
+  | { readonly state: 'gone' }
+  | { readonly state: 'parked' | 'running'; readonly callId: string; readonly tool: string }
+  | { readonly state: 'settled'; readonly callId: string; readonly tool: string; readonly result: ToolResult }
+
+/** Reads a confirmation's {@link ConfirmationOutcome} from the store by its parked id. */
+export async function confirmationOutcome(store: ToolStore, id: string): Promise<ConfirmationOutcome> {
+  const call = await store.getParked(id)
+  if (call === undefined || call.kind !== 'confirmation') return { state: 'gone' }
+  const settled = (result: ToolResult): ConfirmationOutcome => ({ state: 'settled', callId: call.callId, tool: call.tool, result })
+  switch (call.state) {
+    case 'parked':
+    case 'running':
+      return { state: call.state, callId: call.callId, tool: call.tool }
+    case 'expired':
+      return { state: 'gone' }
+    case 'denied':
+      return settled(refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
+    case 'unknown':
+      return settled(unknownOutcomeResult())
+    case 'done': {
+      // the run recorded its outcome before `finish`: a key still free means it recorded none
+      const key = outcomeKey(id)
+      const begun = await store.begin(key, '', { callId: call.callId })
+      if (begun.state === 'settled') {
+        const result = recordedResult(begun.result)
+        if (result !== undefined) return settled(result)
+      }
+      if (begun.state === 'new') await store.release(key, begun.token).catch(() => undefined)
+      return settled(refused('confirmation_used', STORE_TEXTS.confirmedElsewhereUnrecorded))
+    }
+  }
+}
+
+/** The refusal of a confirmation approved elsewhere whose run outlasted the wait for it. */
+export function confirmedElsewhereRunning(): ToolResult {
+  return refused(CONFIRMATION_RUNNING, STORE_TEXTS.confirmedElsewhereRunning)
 }

@@ -21,6 +21,8 @@ export const IDEMPOTENCY_IN_FLIGHT = 'idempotency_in_flight'
 export const INPUT_UNAVAILABLE = 'input_unavailable'
 /** The refusal code of a call refused because the store could not be reached (nothing ran). */
 export const STORE_UNAVAILABLE = 'store_unavailable'
+/** The refusal code of a confirmation approved on another instance whose run there has not finished (the caller waited for it long enough). */
+export const CONFIRMATION_RUNNING = 'confirmation_running'
 /** The error code of a call that began and never settled: it may or may not have happened. */
 export const OUTCOME_UNKNOWN = 'outcome_unknown'
 
