@@ -36,7 +36,8 @@ function loadBinding(): typeof Binding {
         `Prebuilt binaries ship as the optional package "toolwire-${platform}${abi}" ` +
         '(or, where none matches, the WebAssembly fallback "toolwire-wasm32-wasi"); ' +
         'reinstall without --omit=optional / --no-optional, or build from source with a Rust toolchain ' +
-        '(`npm run build:native` in a clone of toolwire).',
+        '(`npm run build:native` in a clone of toolwire). A tarball made with `npm pack` in a clone has no binary: ' +
+        'pack with `node scripts/pack.mjs <dir> --only=<platform>` and install all of its tarballs (docs/platforms.md).',
       { cause },
     )
   }
