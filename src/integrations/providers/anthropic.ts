@@ -35,7 +35,8 @@ export interface AnthropicToolResultMessage {
  * @example
  * messages.push({ role: 'assistant', content: message.content }, await runAnthropic(tm, message))
  */
-export async function runAnthropic(tm: ToolRunner, message: AnthropicCallsLike, options?: RunToolCallsOptions): Promise<AnthropicToolResultMessage> {
+// generic so that a message written inline (text blocks, `role`) is checked by shape, not for excess properties
+export async function runAnthropic<M extends AnthropicCallsLike>(tm: ToolRunner, message: M, options?: RunToolCallsOptions): Promise<AnthropicToolResultMessage> {
   const list = isList(message) ? listOf(message) : listOf(field(message, 'content'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const block of list) {

@@ -50,7 +50,8 @@ function partsOf(input: unknown): readonly unknown[] {
  * @example
  * contents.push(response.candidates[0].content, await runGemini(tm, response))
  */
-export async function runGemini(tm: ToolRunner, turn: GeminiCallsLike, options?: RunToolCallsOptions): Promise<GeminiFunctionResponseContent> {
+// generic so that a turn written inline (text parts, `role`) is checked by shape, not for excess properties
+export async function runGemini<T extends GeminiCallsLike>(tm: ToolRunner, turn: T, options?: RunToolCallsOptions): Promise<GeminiFunctionResponseContent> {
   const calls: { call: ProviderCall; name: string; id: string | undefined }[] = []
   for (const part of partsOf(turn)) {
     const fc = field(part, 'functionCall')

@@ -40,9 +40,10 @@ export type OpenAIChatRunMessage = OpenAIChatToolMessage | OpenAIChatUserMessage
  * const message = completion.choices[0].message
  * messages.push(message, ...(await runOpenAIChat(tm, message)))
  */
-export async function runOpenAIChat(
+// generic so that a message written inline (`role`, `content`) is checked by shape, not for excess properties
+export async function runOpenAIChat<M extends OpenAIChatCallsLike>(
   tm: ToolRunner,
-  message: OpenAIChatCallsLike,
+  message: M,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIChatRunMessage>> {
   const list = isList(message) ? listOf(message) : listOf(field(message, 'tool_calls'))
@@ -92,9 +93,10 @@ export type OpenAIResponsesCallsLike = { readonly output?: readonly OpenAIRespon
  * @example
  * input.push(...response.output, ...(await runOpenAIResponses(tm, response)))
  */
-export async function runOpenAIResponses(
+// generic so that output written inline (message items beside the calls) is checked by shape, not for excess properties
+export async function runOpenAIResponses<R extends OpenAIResponsesCallsLike>(
   tm: ToolRunner,
-  response: OpenAIResponsesCallsLike,
+  response: R,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIResponsesFunctionCallOutput>> {
   const list = isList(response) ? listOf(response) : listOf(field(response, 'output'))
