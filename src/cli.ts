@@ -68,6 +68,9 @@ Options:
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
                     (for the approval links of calls that need confirmation)
+  --no-link-in-text  serve --http: keep approval links out of the result text
+                    the model reads (only in _meta["toolwire/confirmation"].url,
+                    for a client application that shows it to its user)
   --store <store>   serve: a durable store shared by instances: sqlite:<file>
                     or postgres://user@host:port/db (default: TOOLWIRE_STORE);
                     TOOLWIRE_APPROVAL_SECRET (16+ bytes, same on every instance)
@@ -117,6 +120,7 @@ interface Parsed {
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
   readonly publicUrl: string | undefined
+  readonly linkInText: boolean
   readonly store: string | undefined
   readonly help: boolean
   readonly version: boolean
@@ -142,6 +146,7 @@ function parse(argv: readonly string[]): Parsed {
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
         'public-url': { type: 'string' },
+        'no-link-in-text': { type: 'boolean' },
         store: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -164,6 +169,7 @@ function parse(argv: readonly string[]): Parsed {
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
     publicUrl: values['public-url'] as string | undefined,
+    linkInText: values['no-link-in-text'] !== true,
     store: values.store as string | undefined,
     help: values.help === true,
     version: values.version === true,
@@ -254,8 +260,8 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
 async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
   const module = p.module ?? p.positionals[0]
-  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined)) {
-    throw new UsageError('--stateless, --token, --allow-origin, --metrics-public and --public-url go with --http')
+  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined || !p.linkInText)) {
+    throw new UsageError('--stateless, --token, --allow-origin, --metrics-public, --public-url and --no-link-in-text go with --http')
   }
   if (p.publicUrl !== undefined && !/^https?:\/\/[^/]+/i.test(p.publicUrl)) throw new UsageError('--public-url takes an http(s) URL')
   const listen = p.http === undefined ? undefined : parseListen(p.http)
@@ -350,6 +356,7 @@ async function serveOverHttp(
       allowedOrigins: p.allowOrigins,
       metricsPublic: p.metricsPublic,
       ...(p.publicUrl === undefined ? {} : { publicUrl: p.publicUrl }),
+      ...(p.linkInText ? {} : { confirmationLinkInText: false }),
       ...(durable?.approvalSecret === undefined ? {} : { store: durable.store, approvalSecret: durable.approvalSecret }),
       onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
     })

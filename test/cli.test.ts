@@ -3,6 +3,10 @@
 import { execFile, spawn } from 'node:child_process'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cli, makeToolBox, until, type ToolBox } from './fixtures/mcp/helpers.js'
 
@@ -134,5 +138,41 @@ describe('toolwire serve', () => {
     child.stdin.end()
     expect(await exit).toBe(0)
     expect(out.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([1, 2])
+  })
+
+  it('--no-link-in-text: the approval link is only in _meta, not in the text the model reads; without --http it is a usage error', async () => {
+    const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', '--no-link-in-text'], { cwd: box.root, stdio: ['ignore', 'ignore', 'pipe'] })
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr! }).on('line', (line) => {
+          const m = /at (http:\/\/\S+)$/.exec(line)
+          if (m !== null) resolve(m[1]!)
+        })
+        child.once('exit', (code) => reject(new Error(`exited ${code}`)))
+      })
+      const ask = async (): Promise<CallToolResult> => {
+        const client = new Client({ name: 'no-elicitation', version: '1.0.0' })
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+        try {
+          return (await client.callTool({ name: 'delete_file', arguments: { path: 'report.pdf' } })) as CallToolResult
+        } finally {
+          await client.close()
+        }
+      }
+      const result = await ask()
+      const link = (result._meta?.['toolwire/confirmation'] as { url?: string } | undefined)?.url
+      expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/confirm\//)
+      const text = JSON.stringify(result.content)
+      expect(text).not.toContain(link!)
+      expect(text).not.toContain('/confirm/')
+      expect(text).toContain('The application has a link')
+      expect(existsSync(join(box.root, 'report.pdf'))).toBe(true)
+    } finally {
+      child.kill('SIGTERM')
+    }
+    const usage = await run(['serve', '--no-link-in-text'])
+    expect(usage.code).toBe(64)
+    expect(usage.err).toContain('--no-link-in-text go with --http')
+    expect((await run(['--help'])).out).toContain('--no-link-in-text')
   })
 })
