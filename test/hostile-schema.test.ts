@@ -295,11 +295,11 @@ describe('the issues listed are capped, and counting stops at a bound', () => {
     }
   })
 
-  it('200,000 keys that are not allowed: checked up to the first issue, at most the cap listed, on both routes', async () => {
+  it('99,999 keys that are not allowed: checked up to the first issue, at most the cap listed, on both routes', async () => {
     const tm = new ToolManager()
     register(tm, { type: 'object', properties: { a: {} }, additionalProperties: false }, 'ajv')
     register(tm, { type: 'object', properties: { a: {} }, unevaluatedProperties: false }, 'core')
-    const input = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]))
+    const input = Object.fromEntries(Array.from({ length: MAX_INPUT_VALUES - 1 }, (_, i) => [`k${i}`, 1]))
     for (const name of ['ajv', 'core']) {
       const r = await tm.call(name, input)
       expect(r.status, name).toBe('invalid')

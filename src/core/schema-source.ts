@@ -9,7 +9,8 @@
  * Schema) or the Standard Schema's output value; the caller's own object is never changed.
  */
 import { createRequire } from 'node:module'
-import { MAX_DEPTH, MAX_INPUT_VALUES, MAX_ISSUES, SchemaError, shapeProblem, type Issue, type SchemaCompiler, type Validator } from './validate.js'
+import { MAX_DEPTH, MAX_ISSUES, SchemaError, shapeProblem, tooLargeIssues, type Issue, type SchemaCompiler, type Validator } from './validate.js'
+import { MAX_VALUES } from './json.js'
 import type { JsonSchema, StandardSchemaV1 } from './schema-types.js'
 
 const require = createRequire(import.meta.url)
@@ -198,7 +199,6 @@ function fill(schema: unknown, value: unknown, root: unknown, refs: number, budg
 // ---- Standard Schema -----------------------------------------------------------------
 
 const TOO_DEEP: readonly Issue[] = Object.freeze([Object.freeze({ path: '', message: `nests deeper than ${MAX_DEPTH} levels` })])
-const TOO_LARGE: readonly Issue[] = Object.freeze([Object.freeze({ path: '', message: `holds more than ${MAX_INPUT_VALUES} values` })])
 const UNCHECKED: readonly Issue[] = Object.freeze([Object.freeze({ path: '', message: 'could not be checked: the schema failed while validating it' })])
 
 /** The most characters of an object key an issue's path quotes. */
@@ -393,8 +393,9 @@ function issuesOf(raw: readonly StandardSchemaV1.Issue[], input: unknown): reado
  * in `outputs`. An asynchronous validation gives a thenable of the issues: the manager awaits
  * it for an input, and reports an output's issues when it settles (`outputs` undefined).
  */
-function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, unknown> | undefined): Validator {
+function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, unknown> | undefined, maxValues: number): Validator {
   const validate = schema['~standard'].validate
+  const tooLarge = tooLargeIssues(maxValues)
   const settle = (input: unknown, result: StandardSchemaV1.Result<unknown>): readonly Issue[] | undefined => {
     if (typeof result !== 'object' || result === null) return UNCHECKED
     if (result.issues) return issuesOf(Array.isArray(result.issues) ? result.issues : [], input)
@@ -403,8 +404,8 @@ function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, un
   }
   return ((input: unknown) => {
     try {
-      const problem = shapeProblem(input, MAX_DEPTH, MAX_INPUT_VALUES)
-      if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : TOO_LARGE
+      const problem = shapeProblem(input, MAX_DEPTH, maxValues)
+      if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : tooLarge
       const result = validate(input)
       if (typeof (result as { then?: unknown }).then === 'function') {
         return (result as Promise<StandardSchemaV1.Result<unknown>>).then((r) => settle(input, r), () => UNCHECKED)
@@ -503,7 +504,7 @@ const READERS = ['run', 'summarize', 'previewChanges', 'needsConfirmation'] as c
  */
 export function prepareSchemas<D extends { readonly name: string; readonly inputSchema: unknown; readonly outputSchema?: unknown }>(
   tool: D,
-  compiler: Pick<SchemaCompiler, 'compile'>,
+  compiler: Pick<SchemaCompiler, 'compile' | 'maxInputValues'>,
 ): PreparedSchemas<D> {
   const name = tool.name
   const outputs = new WeakMap<object, unknown>()
@@ -513,7 +514,7 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
   let validate: Validator
   if (isStandardSchema(input)) {
     inputJson = jsonSchemaOf(input, 'input', `tool "${name}" inputSchema`)
-    validate = standardValidator(input, outputs)
+    validate = standardValidator(input, outputs, compiler.maxInputValues)
     valueOf = (value) => {
       if (typeof value === 'object' && value !== null && outputs.has(value)) return outputs.get(value)
       // a primitive input: validated again to get the schema's value
@@ -535,7 +536,7 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
       const asGiven = new WeakSet<object>()
       const fillOf = (value: unknown): unknown => {
         try {
-          return shapeProblem(value, MAX_DEPTH, MAX_INPUT_VALUES) === undefined ? applyDefaults(input, value) : value
+          return shapeProblem(value, MAX_DEPTH, compiler.maxInputValues) === undefined ? applyDefaults(input, value) : value
         } catch {
           return value
         }
@@ -561,11 +562,11 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
   if (output !== undefined) {
     if (isStandardSchema(output)) {
       outputJson = jsonSchemaOf(output, 'output', `tool "${name}" outputSchema`)
-      validateOutput = standardValidator(output, undefined)
+      validateOutput = standardValidator(output, undefined, MAX_VALUES)
     } else {
       const problem = notJsonSchema(output)
       if (problem !== undefined) throw new SchemaError(`tool "${name}" outputSchema ${problem}`)
-      validateOutput = compiler.compile(output, `tool "${name}" outputSchema`)
+      validateOutput = compiler.compile(output, `tool "${name}" outputSchema`, MAX_VALUES)
     }
   }
   if (inputJson === undefined && outputJson === undefined && valueOf === undefined) return { def: tool, validate, validateOutput }

@@ -71,6 +71,11 @@ export function nestsDeeperText(limit: number): string {
   return `nests deeper than ${limit} levels`
 }
 
+/** The issue message of an argument text or value holding more than `limit` values. */
+export function holdsMoreValuesText(limit: number): string {
+  return `holds more than ${limit} values`
+}
+
 /** The issue message of argument text that is not JSON (`position` only: the parser's message may quote a secret). */
 export function notJsonArgsText(position: string | undefined): string {
   return position === undefined ? 'The arguments are not valid JSON' : `The arguments are not valid JSON (at position ${position})`

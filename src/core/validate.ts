@@ -22,6 +22,7 @@
 import { createRequire } from 'node:module'
 import type { Ajv as AjvCore, ErrorObject, ValidateFunction } from 'ajv'
 import { BindingSchema } from './native.js'
+import { holdsMoreValuesText } from './texts.js'
 
 const require = createRequire(import.meta.url)
 type AjvClass = new (options: object) => AjvCore
@@ -53,6 +54,13 @@ export interface SchemaOptions {
   readonly formats?: boolean
   /** Schemas that `$ref`s may point at, by URI. Nothing else is ever loaded. */
   readonly schemaResources?: Readonly<Record<string, object | boolean>>
+  /**
+   * The most values an input may hold (array items and object members, counted along every
+   * path, plus one for the input itself) before it is one `invalid` issue, unchecked; a JSON
+   * argument text is measured before it is parsed. A positive integer; default
+   * {@link MAX_INPUT_VALUES} (100,000). Outputs keep their own limit (1,000,000).
+   */
+  readonly maxInputValues?: number
 }
 
 /** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level): the core's `MAX_VALUE_DEPTH`, owned by json.ts. */
@@ -146,7 +154,12 @@ export function shapeProblem(value: unknown, depth: number, values: number): 'de
   return typeof measured === 'number' ? undefined : measured
 }
 
-/** How many values `value` holds, counted as {@link shapeProblem} counts them, or what makes it too big. */
+/**
+ * How many values `value` holds, counted as {@link shapeProblem} counts them, or what makes it
+ * too big. An object's keys are counted before any value is read (`Object.keys`: for an object
+ * of 200,000 keys a third of what `Object.values` costs, and cheaper than a `for…in` that stops
+ * at the limit, since V8 collects every key either way).
+ */
 function measure(value: unknown, depth: number, values: number): number | 'deep' | 'large' {
   if (typeof value !== 'object' || value === null) return 1
   const stack: [object, number][] = [[value, 1]]
@@ -154,29 +167,54 @@ function measure(value: unknown, depth: number, values: number): number | 'deep'
   while (stack.length > 0) {
     const [node, level] = stack.pop()!
     if (level > depth) return 'deep'
-    // the length first: a sparse array of 2**32 - 1 or a typed array is measured, not walked
-    const length = Array.isArray(node) || ArrayBuffer.isView(node) ? (node as { length?: number }).length ?? 0 : 0
-    if ((count += length) > values) return 'large'
-    const children = Array.isArray(node) ? node : Object.values(node)
-    if ((count += Array.isArray(node) ? 0 : children.length) > values) return 'large'
-    for (const child of children) {
+    if (Array.isArray(node)) {
+      // the length first: a sparse array of 2**32 - 1 is measured, not walked
+      if ((count += node.length) > values) return 'large'
+      for (const child of node as unknown[]) {
+        if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
+      }
+      continue
+    }
+    // a typed array is measured before its elements are enumerated
+    if (ArrayBuffer.isView(node) && (count += (node as { length?: number }).length ?? 0) > values) return 'large'
+    const keys = Object.keys(node)
+    if ((count += keys.length) > values) return 'large'
+    for (const key of keys) {
+      const child = (node as Record<string, unknown>)[key]
       if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
     }
   }
   return count
 }
 
-/** The most values an input may hold (counted along every path) before it is refused unchecked. */
-export const MAX_INPUT_VALUES = 1_000_000
+/**
+ * The most values an input may hold (counted along every path) before it is refused unchecked,
+ * unless the manager's `maxInputValues` says otherwise. A model's tool call is at most about
+ * 128,000 tokens: it cannot hold more. Checking an input this size keeps the event loop
+ * blocked well under 100 ms.
+ */
+export const MAX_INPUT_VALUES = 100_000
+
+/** `maxInputValues` as given, or a TypeError: a positive safe integer. */
+export function inputValuesLimit(given: unknown): number {
+  if (given === undefined) return MAX_INPUT_VALUES
+  if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 1) {
+    throw new TypeError('toolwire: maxInputValues must be a positive integer')
+  }
+  return given
+}
+
+/** The one issue of an input holding more than `limit` values. */
+export function tooLargeIssues(limit: number): readonly Issue[] {
+  return limit === MAX_INPUT_VALUES ? TOO_LARGE : Object.freeze([Object.freeze({ path: '', message: holdsMoreValuesText(limit) })])
+}
 /** The most values a schema may hold (counted along every path). */
 export const MAX_SCHEMA_VALUES = 100_000
 
 const TOO_DEEP: readonly Issue[] = Object.freeze([
   Object.freeze({ path: '', message: `nests deeper than ${MAX_DEPTH} levels` }),
 ])
-const TOO_LARGE: readonly Issue[] = Object.freeze([
-  Object.freeze({ path: '', message: `holds more than ${MAX_INPUT_VALUES} values` }),
-])
+const TOO_LARGE: readonly Issue[] = Object.freeze([Object.freeze({ path: '', message: holdsMoreValuesText(MAX_INPUT_VALUES) })])
 const NOT_JSON: readonly Issue[] = Object.freeze([
   Object.freeze({ path: '', message: 'is not a JSON value that can be checked' }),
 ])
@@ -198,23 +236,25 @@ function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
 /** A compiled check, given the input and how many values it holds. */
 type Check = (value: unknown, values: number) => readonly Issue[] | undefined
 
-/** A validator that checks the input's depth and size first and never throws. */
-function guarded(check: Check): Validator {
+/** A validator that checks the input's depth and size (at most `limit` values) first and never throws. */
+function guarded(check: Check, limit: number): Validator {
+  const tooLarge = tooLargeIssues(limit)
   const full = (value: unknown): readonly Issue[] | undefined => {
     try {
-      const values = measure(value, MAX_DEPTH, MAX_INPUT_VALUES)
-      if (typeof values !== 'number') return values === 'deep' ? TOO_DEEP : TOO_LARGE
+      const values = measure(value, MAX_DEPTH, limit)
+      if (typeof values !== 'number') return values === 'deep' ? TOO_DEEP : tooLarge
       return check(value, values)
     } catch {
       // a getter or Proxy in the input threw, or it holds what JSON cannot carry
       return NOT_JSON
     }
   }
-  // a text of L characters holds at most L values and nests at most L / 2 deep: a short one
-  // is within the limits, and a valid value needs no count (only a failing one is measured,
-  // and checked again, so that its issues are exactly those of `full`)
+  // a text of L characters holds at most (L + 1) / 2 values and nests at most L / 2 deep: a
+  // short one is within the limits, and a valid value needs no count (only a failing one is
+  // measured, and checked again, so that its issues are exactly those of `full`)
+  const short = 2 * Math.min(MAX_DEPTH, limit)
   const parsed = (value: unknown, textLength: number): readonly Issue[] | undefined => {
-    if (textLength < 2 * MAX_DEPTH) {
+    if (textLength < short) {
       try {
         if (check(value, Infinity) === undefined) return undefined
       } catch {
@@ -271,8 +311,13 @@ export class SchemaCompiler {
   /** ajv instances by draft and mode: early exit (`first`) or every error (`all`). */
   private readonly ajvs = new Map<string, AjvCore>()
   private resourcesJson: string | undefined
+  /** The most values an input may hold (`maxInputValues`). */
+  readonly maxInputValues: number
 
-  constructor(private readonly options: SchemaOptions = {}) {}
+  /** @throws TypeError when `maxInputValues` is not a positive integer. */
+  constructor(private readonly options: SchemaOptions = {}) {
+    this.maxInputValues = inputValuesLimit(options.maxInputValues)
+  }
 
   private instance(draft: '2020' | '7', mode: 'first' | 'all'): AjvCore {
     const existing = this.ajvs.get(draft + mode)
@@ -310,11 +355,12 @@ export class SchemaCompiler {
   }
 
   /**
-   * Compiles `schema` into a validator.
+   * Compiles `schema` into a validator of values holding at most `maxValues` values (default:
+   * this compiler's `maxInputValues`).
    * @throws SchemaError for an invalid schema, an unsupported `$schema`, or an unresolvable `$ref`.
    */
-  compile(schema: unknown, what: string): Validator {
-    return guarded(this.compileUnguarded(schema, what))
+  compile(schema: unknown, what: string, maxValues: number = this.maxInputValues): Validator {
+    return guarded(this.compileUnguarded(schema, what), maxValues)
   }
 
   private resources(): string {

@@ -17,7 +17,7 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callCaseArb, decodeCaseArb, mcpCaseArb, ordinaryCaseArb, schemaCaseArb, secretCaseArb } from './arbitraries.js'
-import type { Op, Report, SchemaCase } from './cases.js'
+import type { Op, Report } from './cases.js'
 import { bundle, CaseRunner, confirmBlock, removeBundle } from './pool.js'
 
 const SCALE = Number(process.env.FUZZ_RUNS ?? '1')
@@ -68,17 +68,7 @@ interface KnownBug {
   readonly bug: string
   readonly matches: (op: Op, violation: string) => boolean
 }
-const schemaOf = (op: Op): SchemaCase | undefined => (op.op === 'schema' ? op.c : undefined)
-const KNOWN: readonly KnownBug[] = [
-  {
-    // the README's Security section states this limit
-    bug: 'class 8: issues beyond the cap of 100 are still counted, so a 200,000-item invalid array holds the event loop for a few hundred ms',
-    matches: (op, v) => {
-      const c = schemaOf(op)
-      return c !== undefined && v.startsWith('block:') && c.inputs.some((i) => i.i === 'wideArray' && i.n >= 200_000)
-    },
-  },
-]
+const KNOWN: readonly KnownBug[] = []
 
 /** Violations in these categories fail the property. */
 function only(violations: readonly string[], categories: readonly string[]): string[] {
