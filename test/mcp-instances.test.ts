@@ -189,7 +189,7 @@ for (const [kind, opener] of stores) {
       expect(runs.filter((r) => r.startsWith('INV-4@'))).toEqual(['INV-4@B'])
     })
 
-    it('expiry is the store claim: an instance whose store clock is past the expiry refuses the link; nothing runs', async () => {
+    it("expiry is read on the store's clock: an instance whose store clock is past the expiry refuses the link (page and form); nothing runs", async () => {
       const later = await open(() => Date.now() + 24 * 3600_000)
       opened.push(later)
       const tmLate = manager(later, runs, 'late')
@@ -197,11 +197,15 @@ for (const [kind, opener] of stores) {
       try {
         const { link } = await held(a.url, 'INV-5')
         const csrf = csrfOf(await (await fetch(link)).text())
+        expect((await fetch(on(link, late))).status).toBe(410)
         const answer = await form(on(link, late), { decision: 'approve', csrf })
         expect(answer.status).toBe(410)
         expect(runs.some((r) => r.startsWith('INV-5@'))).toBe(false)
-        // and the claim marked it expired for every instance
-        expect((await fetch(link)).status).toBe(410)
+        // the store's claim on that clock refuses it too, and marks it expired for every instance
+        const other = await held(a.url, 'INV-5b')
+        expect(await tmLate.confirm(other.confirmId, { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_expired' })
+        expect((await fetch(other.link)).status).toBe(410)
+        expect(runs.some((r) => r.startsWith('INV-5'))).toBe(false)
       } finally {
         await late.close()
       }
