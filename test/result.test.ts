@@ -100,7 +100,7 @@ describe('ToolResult', () => {
   it('generates pending ids', () => {
     const a = ToolResult.pending({ kind: 'input' }).pendingRequest()!
     const b = ToolResult.pending({ kind: 'input' }).pendingRequest()!
-    expect(a.id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(a.id).toMatch(/^[A-Za-z0-9_-]{22}$/) // 128 random bits, base64url
     expect(a.id).not.toBe(b.id)
   })
 
