@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import type { ToolContext } from '../src/runtime/manager.js'
 import { createMcpServer, MCP_SERVED_METHODS } from '../src/mcp/server.js'
@@ -78,6 +78,14 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
           .at(-1)!
       : text
   return { status: res.status, headers: res.headers, text, json: () => JSON.parse(dataText()) as Record<string, unknown> }
+}
+
+/** A `tools/call` body for `echo` whose arguments hold `keys` members, one of them a secret. */
+function wideCall(keys: number): string {
+  const members = new Array<string>(keys)
+  members[0] = '"text":"hunter2-do-not-echo"'
+  for (let i = 1; i < keys; i++) members[i] = `"k${i.toString(36)}":0`
+  return `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{${members.join(',')}}}}`
 }
 
 describe('serveHttp with sessions', () => {
@@ -355,6 +363,38 @@ describe('serveHttp stateless', () => {
     expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/)
     expect(streamed.text.match(/notifications\/progress/g)).toHaveLength(3)
     expect(streamed.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { isError: false } })
+  })
+
+  it('a body whose arguments hold 200,000 keys is 400 -32700 before JSON.parse, echoing nothing; the next call still runs', async () => {
+    const wide = wideCall(200_000)
+    const parse = vi.spyOn(JSON, 'parse')
+    let refused: Awaited<ReturnType<typeof post>>
+    try {
+      refused = await post(served.url, wide, { 'mcp-protocol-version': '2025-11-25' })
+      expect(parse.mock.calls.some(([t]) => typeof t === 'string' && t.length >= wide.length)).toBe(false)
+    } finally {
+      parse.mockRestore()
+    }
+    expect(refused.status).toBe(400)
+    expect(JSON.parse(refused.text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: holds more than 100064 values' } })
+    expect(refused.text).not.toContain('hunter2')
+    const next = await post(served.url, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } }, { 'mcp-protocol-version': '2025-11-25' })
+    expect(JSON.parse(next.text)).toMatchObject({ id: 8, result: { isError: false, structuredContent: { text: 'still here' } } })
+  })
+
+  it('a raised maxInputValues raises the body limit with it: the body the default refuses reaches the tool', async () => {
+    const wide = wideCall(120_000)
+    expect((await post(served.url, wide, { 'mcp-protocol-version': '2025-11-25' })).status).toBe(400)
+    const tm = new ToolManager({ maxInputValues: 150_000 })
+    tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input: Record<string, unknown>) => ({ keys: Object.keys(input).length }) })
+    const raised = await serveHttp(tm, { stateless: true })
+    try {
+      const r = await post(raised.url, wide, { 'mcp-protocol-version': '2025-11-25' })
+      expect(r.status).toBe(200)
+      expect(JSON.parse(r.text)).toMatchObject({ id: 9, result: { isError: false, structuredContent: { keys: 120_000 } } })
+    } finally {
+      await raised.close()
+    }
   })
 
   it('a call that needs confirmation answers with its confirmId (no elicitation without a session)', async () => {

@@ -6,11 +6,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { importMcpTools } from '../src/mcp/client.js'
 import { createMcpServer } from '../src/mcp/server.js'
-import { StdioLineTransport } from '../src/mcp/stdio.js'
+import { serveStdio, StdioLineTransport } from '../src/mcp/stdio.js'
 
 async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
   const tm = new ToolManager()
@@ -134,5 +134,81 @@ describe('MCP tools/call params', () => {
     const view = await tm.call('strict', {})
     expect(view).toMatchObject({ status: 'error', message: `The MCP server answered with an error (-32603): ${'y'.repeat(200)}…` })
     await client.close()
+  })
+})
+
+/** A `tools/call` line for `count` whose arguments hold `keys` members, one of them a secret. */
+function wideCall(id: number, keys: number): string {
+  const members = new Array<string>(keys)
+  members[0] = '"password":"hunter2-do-not-echo"'
+  for (let i = 1; i < keys; i++) members[i] = `"k${i.toString(36)}":0`
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"count","arguments":{${members.join(',')}}}}`
+}
+
+function counting(options?: ConstructorParameters<typeof ToolManager>[0]): ToolManager {
+  const tm = new ToolManager(options)
+  tm.register({ name: 'count', inputSchema: { type: 'object' }, run: (input: Record<string, unknown>) => ({ keys: Object.keys(input).length }) })
+  return tm
+}
+
+/** Serves `tm` with `serveStdio` over in-memory streams; one answer per line, keyed by id. */
+async function stdioAnswers(tm: ToolManager, lines: readonly string[]): Promise<{ frames: Map<unknown, Record<string, unknown>>; text: string }> {
+  const stdin = new PassThrough()
+  const stdout = new PassThrough()
+  const { server } = await serveStdio(tm, { stdin, stdout })
+  const frames = new Map<unknown, Record<string, unknown>>()
+  let text = ''
+  let buffered = ''
+  const all = new Promise<void>((resolve) => {
+    stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8')
+      buffered += chunk.toString('utf8')
+      let nl: number
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
+        buffered = buffered.slice(nl + 1)
+        frames.set(frame.id, frame)
+        if (frames.size === lines.length) resolve()
+      }
+    })
+  })
+  for (const line of lines) stdin.write(`${line}\n`)
+  await all
+  await server.close()
+  return { frames, text }
+}
+
+describe('serveStdio: a line over the manager\'s input limit', () => {
+  it('a tools/call line with 200,000 argument keys is a parse error answered before JSON.parse; the next call still runs', async () => {
+    const wide = wideCall(1, 200_000)
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      const { frames, text } = await stdioAnswers(counting(), [wide, JSON.stringify(call(2, { name: 'count', arguments: { a: 1 } }))])
+      expect(parse.mock.calls.some(([t]) => t === wide)).toBe(false)
+      expect(frames.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: holds more than 100064 values' } })
+      expect(frames.get(2)).toMatchObject({ result: { isError: false, structuredContent: { keys: 1 } } })
+      expect(text).not.toContain('hunter2')
+    } finally {
+      parse.mockRestore()
+    }
+  })
+
+  it('a raised maxInputValues raises the line limit with it: the same line the default refuses reaches the tool', async () => {
+    const wide = wideCall(1, 120_000)
+    const refused = await stdioAnswers(counting(), [wide])
+    expect(refused.frames.get(undefined)).toMatchObject({ error: { code: -32700, message: 'Parse error: holds more than 100064 values' } })
+    const raised = await stdioAnswers(counting({ maxInputValues: 150_000 }), [wide])
+    expect(raised.frames.get(1)).toMatchObject({ result: { isError: false, structuredContent: { keys: 120_000 } } })
+  })
+
+  it('a StdioLineTransport of its own takes maxLineValues', async () => {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    const server = createMcpServer(new ToolManager())
+    await server.connect(new StdioLineTransport(input, output, { maxLineValues: 50 }))
+    const answer = new Promise<string>((resolve) => output.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))))
+    input.write(`${JSON.stringify(call(3, { name: 'echo', arguments: { a: new Array(60).fill(0) } }))}\n`)
+    expect(JSON.parse(await answer)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: holds more than 50 values' } })
+    await server.close()
   })
 })

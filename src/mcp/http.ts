@@ -7,7 +7,8 @@
  * session ids) is the SDK's `StreamableHTTPServerTransport`. In front of it sits a gate
  * of our own that the SDK's transport does not provide, or provides differently:
  * bearer tokens, Host and Origin checks on every path, the `MCP-Protocol-Version`
- * check on every request (initialize included), the body limit before any parsing,
+ * check on every request (initialize included), the body limits (bytes, depth and values:
+ * the served manager's `maxInputValues` plus the envelope) before any parsing,
  * JSON-RPC shape errors (`-32600`, not the SDK's `-32700`), batches refused (2025-11-25
  * has none), an unknown method answered 404 before dispatch, and a session table with
  * an idle timeout. See docs/mcp.md.
@@ -19,9 +20,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { textNestsDeeper } from '../core/json.js'
+import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
-import { createMcpServer, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 
@@ -259,6 +260,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  // a body over the manager's input limit (plus the envelope) is refused before JSON.parse
+  const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
   const maxSessions = options.maxSessions ?? 1000
   const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
@@ -422,8 +425,10 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       return
     }
     const text = body.toString('utf8')
-    if (textNestsDeeper(text, MAX_BODY_DEPTH)) {
-      sendError(res, { status: 400, code: -32700, message: `Parse error: nested deeper than ${MAX_BODY_DEPTH} levels` })
+    const shape = textShape(text, MAX_BODY_DEPTH, maxBodyValues)
+    if (shape !== undefined) {
+      const message = shape === 'deep' ? `Parse error: nested deeper than ${MAX_BODY_DEPTH} levels` : `Parse error: holds more than ${maxBodyValues} values`
+      sendError(res, { status: 400, code: -32700, message })
       return
     }
     let value: unknown

@@ -23,5 +23,8 @@ export const MCP_IDEMPOTENCY_KEY_META_KEY = 'toolwire/idempotencyKey'
 /** The `_meta` key on a `tools/call` result that is the recorded result of an earlier call with the same idempotency key (`true`). */
 export const MCP_REPLAYED_META_KEY = 'toolwire/replayed'
 
-/** What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire). */
-export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'>
+/**
+ * What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire).
+ * `maxInputValues`, when the manager has it, bounds the values a frame may hold before it is parsed.
+ */
+export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'> & Partial<Pick<ToolManager, 'maxInputValues'>>

@@ -24,6 +24,7 @@ import { toMcp } from '../render/mcp.js'
 import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestEntry } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { clipped } from '../core/redact.js'
+import { MAX_INPUT_VALUES } from '../core/validate.js'
 import {
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
@@ -56,6 +57,27 @@ export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
  * dispatch; a test keeps this list equal to the server's handlers.
  */
 export const MCP_SERVED_METHODS: readonly string[] = Object.freeze(['initialize', 'ping', 'tools/list', 'tools/call'])
+
+/**
+ * The values a frame may hold beyond the tool arguments: the JSON-RPC envelope (`jsonrpc`,
+ * `id`, `method`, `params`, `name`, `_meta` and its keys) holds about a dozen.
+ */
+const FRAME_ENVELOPE_VALUES = 64
+
+/** The most values an MCP frame may hold by default: a default manager's input limit plus the envelope. */
+export const MCP_FRAME_MAX_VALUES: number = MAX_INPUT_VALUES + FRAME_ENVELOPE_VALUES
+
+/**
+ * The most values a frame for `tm` may hold before it is parsed: the manager's
+ * `maxInputValues` (100,000 when it has none) plus the envelope. A frame over it holds
+ * arguments the manager would refuse, so the transports refuse it unparsed (`JSON.parse`
+ * of a 200,000-key object blocks the event loop for hundreds of ms).
+ * @internal
+ */
+export function frameValueLimit(tm: ServableManager): number {
+  const limit = tm.maxInputValues
+  return typeof limit === 'number' && Number.isSafeInteger(limit) && limit > 0 ? limit + FRAME_ENVELOPE_VALUES : MCP_FRAME_MAX_VALUES
+}
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {

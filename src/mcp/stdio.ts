@@ -5,9 +5,9 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { textNestsDeeper } from '../core/json.js'
+import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
-import { createMcpServer, type McpServerOptions } from './server.js'
+import { createMcpServer, frameValueLimit, MCP_FRAME_MAX_VALUES, type McpServerOptions } from './server.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
 function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
@@ -22,6 +22,13 @@ export interface StdioLineTransportOptions {
   /** The longest line accepted, in bytes (default 64 MiB); longer lines get `-32600`. */
   readonly maxLineBytes?: number
   /**
+   * The most values a line may hold (counted as inputs are: each array item and object
+   * member), measured before it is parsed; more gets `-32700`, unparsed. Default: 100,064
+   * (a default manager's `maxInputValues` plus the JSON-RPC envelope); `serveStdio` sets it
+   * from the served manager's `maxInputValues`.
+   */
+  readonly maxLineValues?: number
+  /**
    * When the input ends, how long to wait for requests still in flight to be answered
    * before closing (which cancels them), in ms (default 10 000).
    */
@@ -34,7 +41,8 @@ export interface StdioLineTransportOptions {
  *
  * Unlike the SDK's `StdioServerTransport`, which reports unparsable lines to `onerror`
  * and drops them, this one answers them: `-32700` (parse error, no `id`) for a line that
- * is not JSON, `-32600` (invalid request, with the `id` when the object carries a valid
+ * is not JSON (or nests deeper than 1000 levels, or holds more than `maxLineValues` values:
+ * those are measured, not parsed), `-32600` (invalid request, with the `id` when the object carries a valid
  * one) for JSON that is not a JSON-RPC message (batches included, which 2025-11-25 does
  * not have), and keeps serving. Blank lines are ignored. The end of the input closes it,
  * once the requests already received are answered (or `drainTimeoutMs` passed).
@@ -56,6 +64,7 @@ export class StdioLineTransport implements Transport {
   private started = false
   private closed = false
   private readonly maxLineBytes: number
+  private readonly maxLineValues: number
   private readonly drainTimeoutMs: number
   private readonly pending = new Set<string | number>()
   private ending = false
@@ -66,6 +75,7 @@ export class StdioLineTransport implements Transport {
     options: StdioLineTransportOptions = {},
   ) {
     this.maxLineBytes = options.maxLineBytes ?? 64 * 1024 * 1024
+    this.maxLineValues = options.maxLineValues ?? MCP_FRAME_MAX_VALUES
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000
   }
 
@@ -116,8 +126,10 @@ export class StdioLineTransport implements Transport {
   private handleLine(raw: string): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
     if (line.trim() === '') return
-    if (textNestsDeeper(line, MAX_FRAME_DEPTH)) {
-      this.reply(errorFrame(-32700, `Parse error: nested deeper than ${MAX_FRAME_DEPTH} levels`))
+    // one linear pass, so that JSON.parse never blocks on a hostile line
+    const shape = textShape(line, MAX_FRAME_DEPTH, this.maxLineValues)
+    if (shape !== undefined) {
+      this.reply(errorFrame(-32700, shape === 'deep' ? `Parse error: nested deeper than ${MAX_FRAME_DEPTH} levels` : `Parse error: holds more than ${this.maxLineValues} values`))
       return
     }
     let value: unknown
@@ -206,7 +218,7 @@ export interface ServeStdioOptions extends McpServerOptions, StdioLineTransportO
  */
 export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<{ readonly server: Server; readonly closed: Promise<void> }> {
   const server = createMcpServer(tm, options)
-  const transport = new StdioLineTransport(options.stdin, options.stdout, options)
+  const transport = new StdioLineTransport(options.stdin, options.stdout, { ...options, maxLineValues: options.maxLineValues ?? frameValueLimit(tm) })
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve()
   })

@@ -197,6 +197,14 @@ export class ToolManager {
   }
 
   /**
+   * The most values an input may hold (`new ToolManager({ maxInputValues })`, default
+   * 100,000). The MCP transports refuse a frame over it (plus the envelope) unparsed.
+   */
+  get maxInputValues(): number {
+    return this.compiler.maxInputValues
+  }
+
+  /**
    * Registers a tool. A duplicate name throws unless `{ replace: true }`; a replacement
    * affects only calls admitted after it.
    * @throws TypeError for a malformed definition; SchemaError for a schema that does not compile.
