@@ -356,16 +356,22 @@ interface ProxyStats {
   refused: number
   shuttingDown: number
   staleSocket: number
+  /** A new connection reset before any answer: it waited in the listen queue of an instance that stopped listening. */
+  queuedReset: number
   failed: number
 }
 
 /**
  * A round-robin HTTP proxy over `ports`. A request goes to the next instance; it is sent to
- * the other one only when it provably ran nowhere: the connection was refused, the instance
- * answered 503 while shutting down, or a reused keep-alive socket was closed before any answer.
+ * the other one only when it ran nowhere: the connection was refused, the instance answered 503
+ * while shutting down, a reused keep-alive socket was closed before any answer, or a new
+ * connection was reset before any answer. The last happens to connections still waiting in the
+ * listen queue when a stopping instance closes its listener (the kernel resets them; Node never
+ * accepted them): the instances stop gracefully, answering every request they read, so a
+ * request reset without an answer never ran, and the double-run count checks exactly that.
  */
 async function roundRobin(ports: readonly number[]): Promise<{ server: Server; url: string; stats: ProxyStats }> {
-  const stats: ProxyStats = { refused: 0, shuttingDown: 0, staleSocket: 0, failed: 0 }
+  const stats: ProxyStats = { refused: 0, shuttingDown: 0, staleSocket: 0, queuedReset: 0, failed: 0 }
   const { Agent } = await import('node:http')
   const agent = new Agent({ keepAlive: true, maxSockets: 128 })
   let next = 0
@@ -388,7 +394,9 @@ async function roundRobin(ports: readonly number[]): Promise<{ server: Server; u
           answer.pipe(res)
         })
         up.on('error', (error: NodeJS.ErrnoException) => {
-          const retry = error.code === 'ECONNREFUSED' ? 'refused' : error.code === 'ECONNRESET' && up.reusedSocket ? 'staleSocket' : undefined
+          // a reset or a broken pipe before any answer: the instance closed the socket without reading the request
+          const reset = error.code === 'ECONNRESET' || error.code === 'EPIPE'
+          const retry = error.code === 'ECONNREFUSED' ? 'refused' : reset ? (up.reusedSocket ? 'staleSocket' : 'queuedReset') : undefined
           if (retry !== undefined && tries < 50 && !res.headersSent) {
             stats[retry]++
             // both may be down for a moment during a restart: the next try goes to the other one
@@ -565,8 +573,9 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
       }
       /**
        * A request to one instance on a connection of its own (never a kept-alive one, which the
-       * instance may close as it stops just as the request goes out); a refused connection (it is
-       * restarting: nothing ran) waits for it and tries again.
+       * instance may close as it stops just as the request goes out); a refused connection, or one
+       * reset before any answer (it waited in the listen queue of the stopping instance, which
+       * answers every request it read: nothing ran), waits for the restart and tries again.
        */
       const to = async (inst: Instance, path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Response> => {
         for (let tries = 0; ; tries++) {
@@ -575,7 +584,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
             return await freshRequest(inst.port, path, init)
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code
-            if (tries > 100 || code !== 'ECONNREFUSED') throw error
+            if (tries > 100 || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== 'EPIPE')) throw error
             await restarted.done
           }
         }
@@ -612,7 +621,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
           `  calls ${figures.calls}, answered ok ${figures.ok}, failed ${figures.failed}, lost ${bumps.lost}, double runs ${bumps.twice}`,
           `  p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, throughput ${(figures.calls / figures.seconds).toFixed(0)} calls/s (${figures.seconds.toFixed(1)} s)`,
           `  confirmations ${CONFIRMATIONS}: approved on the other instance ${confirmations.filter((c) => c.approved === 'ok').length}, reused link refused ${confirmations.filter((c) => c.reused === 410).length}, lost ${confirmed.lost}, double runs ${confirmed.twice}`,
-          `  proxy retries (never reached a handler): refused ${proxy.stats.refused}, shutting down ${proxy.stats.shuttingDown}, stale keep-alive ${proxy.stats.staleSocket}; failed ${proxy.stats.failed}`,
+          `  proxy retries (never reached a handler): refused ${proxy.stats.refused}, shutting down ${proxy.stats.shuttingDown}, stale keep-alive ${proxy.stats.staleSocket}, reset in the listen queue ${proxy.stats.queuedReset}; failed ${proxy.stats.failed}`,
           ...figures.errors.slice(0, 5).map((e) => `  error ${e}`),
         ].join('\n'),
       )
