@@ -350,6 +350,31 @@ describe.each(backends)('two managers on one $name store', (backend) => {
     expect(runs).toEqual(['charge', 'charge'])
   })
 
+  it.skipIf(backend.skip)('recover() answers once the evidence of the runs it reports is written, however slow the write', async () => {
+    const { a, b, clock } = await pair(backend)
+    const runs: string[] = []
+    const tmA = withTools(new ToolManager({ store: a, leaseMs: 60_000 }), runs)
+    const tmB = withTools(new ToolManager({ store: b, leaseMs: 60_000 }), runs)
+    expect(await Promise.all([tmA.recover(), tmB.recover()])).toEqual([[], []])
+    let started!: (callId: string) => void
+    const bodyStarted = new Promise<string>((resolve) => (started = resolve))
+    tmA.register({
+      name: 'charge',
+      inputSchema: anyObject,
+      run: (_input: unknown, ctx: ToolContext) => {
+        started(ctx.callId)
+        return new Promise(() => {}) // its process "dies" mid-run
+      },
+    })
+    void tmA.call('charge', { amount: 5 }, { idempotencyKey: 'slow-ev' })
+    const deadId = await bodyStarted
+    const append = b.appendEvidence.bind(b)
+    b.appendEvidence = (record) => new Promise((resolve) => setTimeout(resolve, 150)).then(() => append(record))
+    clock.t += 60_001 // the lease ran out
+    expect(await tmB.recover()).toEqual([{ tool: 'charge', callId: deadId }])
+    expect((await a.readEvidence()).filter((r) => r.callId === deadId)).toMatchObject([{ tool: 'charge', status: 'failed', result: { error: { code: 'outcome_unknown' } } }])
+  })
+
   it.skipIf(backend.skip)('a manager made while another instance runs a call leaves that run alone (its lease has not run out)', async () => {
     const { a, b } = await pair(backend)
     const runs: string[] = []

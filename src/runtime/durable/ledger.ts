@@ -24,6 +24,9 @@ import {
   type DurableContext,
 } from './shared.js'
 
+/** How long a sweep (or a call) waits for the evidence of a run it reports as outcome unknown before it answers. */
+const EVIDENCE_WAIT_MS = 5_000
+
 /** The ledger key of a call: scoped by tool; `k` for a caller's idempotency key, `c` for a call recorded without one. */
 function ledgerKey(kind: 'k' | 'c', tool: string, key: string): string {
   return JSON.stringify([kind, tool, key])
@@ -101,7 +104,7 @@ export class Ledger {
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
       case 'unknown': {
         // this begin found the dead run's lease run out before any sweep: it reports that run (once across instances)
-        if (begun.swept) this.unknownOutcome(tool, begun.callId, begun.startedAt)
+        if (begun.swept) await this.unknownOutcome(tool, begun.callId, begun.startedAt)
         return { run: false, replayed: false, result: unknownOutcomeResult() }
       }
     }
@@ -149,16 +152,19 @@ export class Ledger {
         throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be swept: ${describe(err)}`, { cause: err })
       }
       const out: { tool: string; callId: string }[] = []
+      const written: Promise<void>[] = []
       for (const k of swept.keys) {
         const parsed = parseLedgerKey(k.key)
         const entry = { tool: parsed?.tool ?? 'unknown', callId: k.callId }
         out.push(entry)
-        this.unknownOutcome(entry.tool, entry.callId, k.startedAt)
+        written.push(this.unknownOutcome(entry.tool, entry.callId, k.startedAt))
       }
       for (const p of swept.parked) {
         out.push({ tool: p.tool, callId: p.callId })
-        this.unknownOutcome(p.tool, p.callId, p.updatedAt)
+        written.push(this.unknownOutcome(p.tool, p.callId, p.updatedAt))
       }
+      // the sweep answers once its evidence is written
+      await Promise.all(written)
       return out
     })
     this.sweeping = run.catch(() => undefined)
@@ -191,28 +197,41 @@ export class Ledger {
     }
   }
 
-  /** A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call, and its evidence. */
-  private unknownOutcome(tool: string, callId: string, startedAt: number): void {
+  /**
+   * A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call,
+   * and its evidence. Resolves once the evidence is written (a failed write is an
+   * `evidence_error` event), or after {@link EVIDENCE_WAIT_MS}: a sink that never settles must
+   * not hang the sweep or the call that reports it. Never rejects.
+   */
+  private unknownOutcome(tool: string, callId: string, startedAt: number): Promise<void> {
     const host = this.ctx.host
     const result = unknownOutcomeResult()
     void host.early(tool, callId, result)
     const evidence = host.evidence
-    if (evidence === undefined) return
+    if (evidence === undefined) return Promise.resolve()
     const error = result.error()!
     const fail = (err: unknown): void => host.emit('evidence_error', { callId, tool, message: describeThrown(err).message, error: err })
-    try {
-      const written = evidence.append({
-        callId,
-        tool,
-        input: null,
-        result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
-        status: 'failed',
-        startedAt: new Date(startedAt).toISOString(),
-        endedAt: new Date().toISOString(),
-      })
-      when(written, () => undefined, fail)
-    } catch (err) {
-      fail(err)
-    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, EVIDENCE_WAIT_MS).unref()
+      const done = (): void => {
+        clearTimeout(timer)
+        resolve()
+      }
+      try {
+        const written = evidence.append({
+          callId,
+          tool,
+          input: null,
+          result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
+          status: 'failed',
+          startedAt: new Date(startedAt).toISOString(),
+          endedAt: new Date().toISOString(),
+        })
+        when(written, () => done(), (err) => (fail(err), done()))
+      } catch (err) {
+        fail(err)
+        done()
+      }
+    })
   }
 }
