@@ -14,6 +14,7 @@
 // Without TOOLWIRE_PG_URL the PostgreSQL cases are skipped with the reason printed (under CI=true they fail).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -500,6 +501,18 @@ function lostAndTwice(runs: Map<number, number[]>, count: number): { lost: numbe
 
 const ms = (x: number): string => `${x.toFixed(1)} ms`
 
+/**
+ * `fetch` for an SDK client making thousands of requests: the transport passes one
+ * AbortSignal to every request, and Node's fetch (undici) removes its abort listener from it
+ * only when the request is garbage-collected, after raising the signal's limit to 1,500: past
+ * that, every request printed a MaxListenersExceededWarning (5,585 lines in one CI log). Not a
+ * leak of toolwire's (the server is another process); the signal's limit is lifted instead.
+ */
+const unlimitedAbortListeners: typeof fetch = (input, init) => {
+  if (init?.signal) setMaxListeners(0, init.signal)
+  return fetch(input, init)
+}
+
 describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `toolwire serve --http --stateless` processes on one store, behind a round-robin proxy', () => {
   const kind = PG_URL === undefined ? 'sqlite' : 'postgres'
   let dir: string
@@ -547,7 +560,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
     `${LOAD_CALLS} tools/call at concurrency ${CONCURRENCY}, ${CONFIRMATIONS} confirmations made on one instance and approved on the other, one instance restarted midway: nothing lost, nothing twice`,
     async () => {
       const client = new Client({ name: 'load', version: '1.0.0' })
-      await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url)))
+      await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url), { fetch: unlimitedAbortListeners }))
       const restarted = { begun: false, done: Promise.resolve() }
       const restart = async (inst: Instance): Promise<void> => {
         let ready!: () => void
