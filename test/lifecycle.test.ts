@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import {
   JsonlEvidenceStore,
   ToolManager,
@@ -146,7 +146,11 @@ describe('confirmations (deferred mode)', () => {
   })
 
   it('a confirmId is single-use, expires after confirmTtlMs, and an unknown id is refused — three distinct codes', async () => {
-    const tm = new ToolManager({ confirmTtlMs: 20 })
+    // the wall clock moves only when the test moves it: a loaded machine taking longer than the
+    // time to live between two awaits must not expire the first confirmation
+    vi.useFakeTimers({ toFake: ['Date'] })
+    onTestFinished(() => void vi.useRealTimers())
+    const tm = new ToolManager({ confirmTtlMs: 1000 })
     let runs = 0
     tm.register({ name: 'act', inputSchema: anyObject, needsConfirmation: true, run: () => ++runs })
 
@@ -159,7 +163,7 @@ describe('confirmations (deferred mode)', () => {
 
     const second = await tm.call('act', {})
     if (second.status !== 'needs_confirmation') throw new Error('expected needs_confirmation')
-    await sleep(40)
+    vi.setSystemTime(Date.now() + 1001)
     const late = await tm.confirm(second.confirmId, { approve: true })
     expect(late).toMatchObject({ status: 'refused', code: 'confirmation_expired' })
     expect(runs).toBe(1)
@@ -667,7 +671,18 @@ describe('outcome-reporting tools', () => {
 
 // ---------------------------------------------------------------------------------
 describe('circuit breaker', () => {
+  /**
+   * The wall clock (Date, which the breaker reads, faked before the tool is registered) moves
+   * only when the test moves it: a loaded machine taking longer than the cooldown between two
+   * awaits must not turn the call the test expects refused into a half-open probe.
+   */
+  const handClock = (): void => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    onTestFinished(() => void vi.useRealTimers())
+  }
+
   it('is per tool and opt-in, and opens after N consecutive failures including reported ones', async () => {
+    handClock()
     const tm = new ToolManager()
     let runs = 0
     const tool = lookupTool('flaky', (_args, invocation) => {
@@ -675,7 +690,7 @@ describe('circuit breaker', () => {
       invocation.reportFailure(new Error('backend down'))
       return { success: false }
     })
-    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 30 } })
+    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 1000 } })
     let plainRuns = 0
     tm.register({
       name: 'noBreaker',
@@ -699,6 +714,7 @@ describe('circuit breaker', () => {
   })
 
   it('refuses circuit_open while open; a single half-open probe goes through after cooldown; a successful probe closes it', async () => {
+    handClock()
     const tm = new ToolManager()
     let runs = 0
     let mode: 'fail' | 'hold' | 'ok' = 'fail'
@@ -709,7 +725,7 @@ describe('circuit breaker', () => {
       if (mode === 'hold') await hold.promise
       return { success: mode !== 'fail' }
     })
-    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 30 } })
+    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 1000 } })
 
     await tm.call('flaky', {})
     await tm.call('flaky', {})
@@ -717,7 +733,7 @@ describe('circuit breaker', () => {
     expect(await tm.call('flaky', {})).toMatchObject({ status: 'refused', code: 'circuit_open' })
     expect(runs).toBe(2)
 
-    await sleep(45)
+    vi.setSystemTime(Date.now() + 1000)
     mode = 'hold'
     hold = gate()
     const probe = tm.call('flaky', {})
@@ -734,6 +750,7 @@ describe('circuit breaker', () => {
   })
 
   it('a cancelled half-open probe neither closes nor re-opens the breaker: the next call probes', async () => {
+    handClock()
     const tm = new ToolManager()
     let runs = 0
     let fail = true
@@ -743,12 +760,12 @@ describe('circuit breaker', () => {
       else await sleep(1_000)
       return { success: !fail }
     })
-    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 20 } })
+    tm.register({ ...tool, breaker: { failures: 2, cooldownMs: 1000 } })
     await tm.call('flaky', {})
     await tm.call('flaky', {})
     expect(await tm.call('flaky', {})).toMatchObject({ code: 'circuit_open' })
 
-    await sleep(30)
+    vi.setSystemTime(Date.now() + 1000)
     fail = false
     const controller = new AbortController()
     const probe = tm.call('flaky', {}, { signal: controller.signal })
