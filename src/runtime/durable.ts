@@ -11,7 +11,8 @@
  * The manager reaches this layer through {@link Durable}; the layer reaches the manager
  * through {@link DurableHost} (no import of the manager or of a call).
  */
-import { inputHash, inputHashKey, keyBytes, keyedInputHash } from './store/codec.js'
+import { approvalSecretList } from './store/approval.js'
+import { inputHash, inputHashKey, keyedInputHash, storeKeyList } from './store/codec.js'
 import { redact } from '../core/redact.js'
 import { Ledger } from './durable/ledger.js'
 import { Parking } from './durable/parking.js'
@@ -47,17 +48,21 @@ export class Durable implements DurableContext {
   readonly ledger: Ledger
   /** Undo payloads. */
   readonly undos: Undos
-  /** The key of every input hash this manager hands out or stores (from the store key, else the approval secret). */
-  private readonly hashKey: Buffer | undefined
+  /**
+   * The keys of the input hashes this manager hands out or stores (from the store keys, else the
+   * approval secrets): the first hashes; the others match rows hashed before a rotation.
+   */
+  private readonly hashKeys: readonly Buffer[]
 
+  /** @throws TypeError when a store key or an approval secret is malformed, a list is empty or lists one twice. */
   constructor(options: DurableOptions, host: DurableHost) {
     this.store = options.store
     this.host = host
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
-    const key = options.storeKey
-    const secret = options.approvalSecret
-    this.parking = new Parking(this, key, secret)
-    this.hashKey = key !== undefined ? inputHashKey(keyBytes(key)) : secret !== undefined ? inputHashKey(secret) : undefined
+    const keys = options.storeKey === undefined ? undefined : storeKeyList(options.storeKey)
+    const secrets = options.approvalSecret === undefined ? undefined : approvalSecretList(options.approvalSecret)
+    this.parking = new Parking(this, keys, secrets)
+    this.hashKeys = (keys ?? secrets ?? []).map(inputHashKey)
     this.ledger = new Ledger(this)
     this.undos = new Undos(this)
   }
@@ -69,6 +74,11 @@ export class Durable implements DurableContext {
    * @throws TypeError when the input has no JSON form.
    */
   hashInput(input: unknown, sensitive: ReadonlySet<string> | undefined): string {
-    return this.hashKey !== undefined ? keyedInputHash(this.hashKey, input) : inputHash(redact(input, sensitive))
+    const key = this.hashKeys[0]
+    return key !== undefined ? keyedInputHash(key, input) : inputHash(redact(input, sensitive))
+  }
+
+  otherHashes(input: unknown): readonly string[] {
+    return this.hashKeys.slice(1).map((key) => keyedInputHash(key, input))
   }
 }

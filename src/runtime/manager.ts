@@ -36,7 +36,8 @@ import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { Durable, type DurableHost } from './durable.js'
-import type { StoreKey } from './store/codec.js'
+import type { StoreKeys } from './store/codec.js'
+import type { ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
@@ -70,10 +71,16 @@ export interface ToolManagerOptions extends SchemaOptions {
    * every manager on the same store. See docs/store.md.
    */
   readonly store?: ToolStore
-  /** AES-256 key (32 bytes, or their hex or base64 text) sealing parked inputs in the store, so that any instance can run them. */
-  readonly storeKey?: StoreKey
-  /** HMAC secret (at least 16 bytes): each `confirmId` is a signed token bound to its call; a forged one is refused `approval_invalid`. */
-  readonly approvalSecret?: string | Uint8Array
+  /**
+   * AES-256 key (32 bytes, or their hex or base64 text) sealing parked inputs in the store, so that any instance can run them.
+   * Or a list, newest first, to rotate keys: the first seals, any opens (docs/store.md, "Rotating secrets").
+   */
+  readonly storeKey?: StoreKeys
+  /**
+   * HMAC secret (at least 16 bytes): each `confirmId` is a signed token bound to its call; a forged one is refused `approval_invalid`.
+   * Or a list, newest first, to rotate secrets: the first signs, any verifies.
+   */
+  readonly approvalSecret?: ApprovalSecrets
   /** With a store: how long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
   readonly leaseMs?: number
 }
@@ -450,8 +457,7 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
-    // a refusal of a known parked call (used, expired, another kind) carries its tool and call id
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
     const p = parked!
     p.used = true
     const outcome = approve
@@ -468,7 +474,7 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
     const p = parked!
     p.used = true
     return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)

@@ -84,7 +84,19 @@ export class Ledger {
     const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
-      begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), { callId, leaseMs: this.ctx.leaseMs })
+      const options = { callId, leaseMs: this.ctx.leaseMs }
+      begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), options)
+      // after a key rotation, a row may hold the input's hash under another key of the list: the
+      // same input then matches one of those (a row that matches none is a real mismatch)
+      if (begun.state === 'mismatch' && key !== undefined) {
+        for (const hash of this.ctx.otherHashes(input)) {
+          const again = await this.ctx.store.begin(lk, hash, options)
+          if (again.state !== 'mismatch') {
+            begun = again
+            break
+          }
+        }
+      }
     } catch (err) {
       host.reportError(callId, tool, err)
       return { run: false, replayed: false, result: refused(STORE_UNAVAILABLE, STORE_TEXTS.callNotRecorded) }

@@ -7,7 +7,8 @@ import { STORE_TEXTS } from '../../core/texts.js'
 import { refusalError, toolError, ToolResult } from '../../core/result.js'
 import type { CallResult } from '../../core/view.js'
 import type { EvidenceStore } from '../../observe/evidence.js'
-import type { StoreKey } from '../store/codec.js'
+import type { ApprovalSecrets } from '../store/approval.js'
+import type { StoreKeys } from '../store/codec.js'
 import type { ParkedKind, ToolStore } from '../store/types.js'
 import type { ToolEntry, ToolEventName, ToolEvents } from '../types.js'
 
@@ -35,10 +36,10 @@ export const DEFAULT_LEASE_MS = 10 * 60_000
 /** The durable options of a manager. */
 export interface DurableOptions {
   readonly store: ToolStore
-  /** AES-256 key (32 bytes, or their hex/base64 text) sealing parked inputs, so any instance can run them. */
-  readonly storeKey?: StoreKey
-  /** HMAC secret (at least 16 bytes): `confirmId`s are signed tokens bound to their call. */
-  readonly approvalSecret?: string | Uint8Array
+  /** AES-256 key (32 bytes, or their hex/base64 text) sealing parked inputs, so any instance can run them; or several, newest first (the first seals, any opens). */
+  readonly storeKey?: StoreKeys
+  /** HMAC secret (at least 16 bytes): `confirmId`s are signed tokens bound to their call; or several, newest first (the first signs, any verifies). */
+  readonly approvalSecret?: ApprovalSecrets
   /** How long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
   readonly leaseMs?: number
 }
@@ -86,6 +87,12 @@ export interface DurableContext {
    * secret, else of the redacted input). @throws TypeError when the input has no JSON form.
    */
   hashInput(input: unknown, sensitive: ReadonlySet<string> | undefined): string
+  /**
+   * The input's hashes under the other keys of a rotation (the store keys, else the approval
+   * secrets, after the first): what a ledger row written with one of them holds. Empty with one
+   * key or none. @throws TypeError when the input has no JSON form.
+   */
+  otherHashes(input: unknown): readonly string[]
 }
 
 /** A refusal with this code and message. */

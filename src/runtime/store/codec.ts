@@ -53,14 +53,58 @@ export function inputHashKey(secret: Uint8Array | string): Buffer {
   return createHash('sha256').update('toolwire input hash v1\u0000', 'utf8').update(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret).digest()
 }
 
-/** The 32 bytes of a key. @throws TypeError when it is not 32 bytes. */
+/**
+ * One store key, or several newest first (key rotation): the first seals, every one opens.
+ * See docs/store.md, "Rotating secrets".
+ */
+export type StoreKeys = StoreKey | readonly StoreKey[]
+
+const KEY_TEXT = 'a store key is 32 bytes (AES-256), or their base64 or hex text'
+
+/** The 32 bytes of a key. @throws TypeError when it is not 32 bytes (the message never shows the key). */
 export function keyBytes(key: StoreKey): Buffer {
+  return keyBytesOf(key, undefined)
+}
+
+/** {@link keyBytes}, naming `what` (`storeKey[1]`) in its error. */
+function keyBytesOf(key: StoreKey, what: string | undefined): Buffer {
   let bytes: Buffer
-  if (typeof key !== 'string') bytes = Buffer.from(key)
-  else if (/^[0-9a-fA-F]{64}$/.test(key)) bytes = Buffer.from(key, 'hex')
-  else bytes = Buffer.from(key, 'base64')
-  if (bytes.length !== 32) throw new TypeError('toolwire: a store key is 32 bytes (AES-256), or their base64 or hex text')
+  if (typeof key === 'string') bytes = /^[0-9a-fA-F]{64}$/.test(key) ? Buffer.from(key, 'hex') : Buffer.from(key, 'base64')
+  else if (key instanceof Uint8Array) bytes = Buffer.from(key)
+  // no Buffer.from here: Node's own message would print the value
+  else throw new TypeError(`toolwire: ${what ?? 'a store key'} must be a string or a Uint8Array`)
+  if (bytes.length !== 32) throw new TypeError(what === undefined ? `toolwire: ${KEY_TEXT}` : `toolwire: ${what} is not 32 bytes: ${KEY_TEXT}`)
   return bytes
+}
+
+/**
+ * The bytes of each key of `keys` (one key, or a non-empty list newest first), checked as
+ * {@link keyBytes} checks one: the first seals, all open.
+ * @throws TypeError for a key that is not 32 bytes, an empty list or a key listed twice (in
+ * any spelling); the message names the key's place (`storeKey[1]`), never the key.
+ */
+export function storeKeyList(keys: StoreKeys, option = 'storeKey'): readonly Buffer[] {
+  if (!Array.isArray(keys)) return [keyBytesOf(keys as StoreKey, undefined)]
+  return distinct(
+    (keys as readonly StoreKey[]).map((key, i) => keyBytesOf(key, `${option}[${i}]`)),
+    option,
+    'give at least one key, newest first',
+  )
+}
+
+/**
+ * `list` when it is non-empty and has no two equal entries.
+ * @throws TypeError otherwise, naming the places (`approvalSecret[2]`), never the values.
+ * @internal
+ */
+export function distinct(list: readonly Buffer[], option: string, empty: string): readonly Buffer[] {
+  if (list.length === 0) throw new TypeError(`toolwire: ${option} is an empty list: ${empty}`)
+  for (let i = 1; i < list.length; i++) {
+    for (let j = 0; j < i; j++) {
+      if (list[i]!.equals(list[j]!)) throw new TypeError(`toolwire: ${option}[${i}] is the same as ${option}[${j}]: list each once`)
+    }
+  }
+  return Object.freeze([...list])
 }
 
 const SEALED = 'tw1.'
@@ -77,16 +121,17 @@ export interface StoredInput {
 
 /**
  * Prepares an input for a store: the redacted copy always; the sealed whole when `key` is
- * given. `sensitive` adds field names to the default rules (`password`, `cc-*`).
+ * given (with a list of keys, newest first, under the first). `sensitive` adds field names to
+ * the default rules (`password`, `cc-*`).
  * The ciphertext's associated data is `id`, so a sealed input moved to another row does not open.
  */
-export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<string>, key?: StoreKey): StoredInput {
+export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<string>, key?: StoreKeys): StoredInput {
   const full = canonicalJson(input)
   const shown = redact(input, sensitive)
   const redacted = canonicalJson(shown) !== full
   if (key === undefined) return { input: shown, sealed: null, redacted }
   const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', keyBytes(key), iv)
+  const cipher = createCipheriv('aes-256-gcm', storeKeyList(key)[0]!, iv)
   cipher.setAAD(Buffer.from(id, 'utf8'))
   const body = Buffer.concat([cipher.update(full, 'utf8'), cipher.final()])
   const sealed = SEALED + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')
@@ -94,21 +139,44 @@ export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<st
 }
 
 /**
- * The real input of a stored one: opened from `sealed` with `key`, or the stored copy when
- * nothing was redacted. `undefined` when the input cannot be recovered (redacted and not
- * sealed, or no key given).
- * @throws Error when the sealed text was altered, belongs to another id, or the key is wrong.
+ * The real input of a stored one: opened from `sealed` with `key` (or with whichever key of a
+ * list, newest first, sealed it), or the stored copy when nothing was redacted. `undefined`
+ * when the input cannot be recovered (redacted and not sealed, or no key given).
+ *
+ * A sealed input does not say which key sealed it (the format is the same as before key
+ * rotation): each key is tried in turn, and a wrong key is told by the GCM tag, so a list of
+ * `n` keys costs at most `n` passes over the sealed text.
+ * @throws Error when the sealed text was altered, belongs to another id, or no key given opens
+ * it (the message never shows a key); TypeError when a key is malformed ({@link storeKeyList}).
  */
-export function openInput(id: string, stored: StoredInput, key?: StoreKey): JsonValue | undefined {
+export function openInput(id: string, stored: StoredInput, key?: StoreKeys): JsonValue | undefined {
   if (stored.sealed !== null && key !== undefined) {
+    const keys = storeKeyList(key)
     if (!stored.sealed.startsWith(SEALED)) throw new Error('toolwire: a sealed input has an unknown format')
     const raw = Buffer.from(stored.sealed.slice(SEALED.length), 'base64url')
     if (raw.length < 28) throw new Error('toolwire: a sealed input is truncated')
-    const decipher = createDecipheriv('aes-256-gcm', keyBytes(key), raw.subarray(0, 12))
-    decipher.setAAD(Buffer.from(id, 'utf8'))
-    decipher.setAuthTag(raw.subarray(12, 28))
-    const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
-    return toFrozenJson(JSON.parse(text))
+    for (const k of keys) {
+      const text = openWith(k, id, raw)
+      if (text !== undefined) return toFrozenJson(JSON.parse(text))
+    }
+    throw new Error(
+      keys.length === 1
+        ? 'toolwire: a sealed input does not open: altered, sealed for another id, or with another key'
+        : `toolwire: a sealed input opens with none of the ${keys.length} store keys: altered, sealed for another id, or with a key no longer listed`,
+    )
   }
   return stored.redacted ? undefined : stored.input
+}
+
+/** The text `raw` (IV, tag, ciphertext) seals under `key` for `id`; `undefined` when the tag does not check out. */
+function openWith(key: Buffer, id: string, raw: Buffer): string | undefined {
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
+  decipher.setAAD(Buffer.from(id, 'utf8'))
+  decipher.setAuthTag(raw.subarray(12, 28))
+  const body = decipher.update(raw.subarray(28))
+  try {
+    return Buffer.concat([body, decipher.final()]).toString('utf8')
+  } catch {
+    return undefined
+  }
 }
