@@ -457,7 +457,8 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
+    // a refusal of a known parked call (used, expired, another kind) carries its tool and call id
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
     const p = parked!
     p.used = true
     const outcome = approve
@@ -474,7 +475,7 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', undefined, refusal)
+    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
     const p = parked!
     p.used = true
     return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)

@@ -126,8 +126,10 @@ export class Parking {
   async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown): Promise<Answered> {
     const host = this.ctx.host
     const what = kind === 'confirmation' ? 'confirmation' : 'request'
+    /** The call the id names once that is known (a verified token's claims, then the parked call): every refusal carries it. */
+    let known: { readonly tool: string; readonly callId: string } | undefined
     const unknown = (): Promise<Answered> =>
-      this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+      this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what), known?.tool, known?.callId)
     let claims: ApprovalClaims | undefined
     let id: string
     if (kind === 'confirmation' && this.secret !== undefined) {
@@ -135,11 +137,11 @@ export class Parking {
       claims = verifyApproval(this.secret, handle)
       if (claims === undefined) return this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalInvalid)
       id = claims.confirmationId
+      known = claims
     } else {
       if (typeof handle !== 'string' || handle.length === 0 || handle.length > 4096) return unknown()
       id = handle
     }
-    const tool = claims?.tool ?? 'unknown'
     /** Whether a token's claims name another call than `c`. */
     const unbound = (c: { readonly callId: string; readonly tool: string }, hash: () => string): boolean =>
       claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
@@ -149,6 +151,7 @@ export class Parking {
       let input: unknown
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
+        known = local
         if (local.kind !== kind) return await unknown()
         if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
         parked = local
@@ -156,11 +159,12 @@ export class Parking {
       } else {
         // everything that would refuse is checked before the claim, so a refusal never consumes the call
         const pre = await this.ctx.store.getParked(id)
+        if (pre !== undefined) known = pre
         if (pre === undefined || pre.kind !== kind) return await unknown()
         if (unbound(pre, () => pre.inputHash)) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, pre.tool, pre.callId)
-        if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used')
+        if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used', pre)
         if (!approve) {
-          if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind))
+          if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), pre)
           host.forget(id)
           const view = await host.early(pre.tool, pre.callId, refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
           return { view, call: { tool: pre.tool, callId: pre.callId } }
@@ -180,7 +184,7 @@ export class Parking {
         return await this.refuse('unknown_tool', unknownToolText(parked.tool), parked.tool, parked.callId)
       }
       const claim: ClaimResult = await this.ctx.store.claim(id, { kind, leaseMs: this.ctx.leaseMs })
-      if (!claim.ok) return await this.refusedClaim(kind, claim.reason)
+      if (!claim.ok) return await this.refusedClaim(kind, claim.reason, parked)
       const call = claim.call
       if (host.tool(call.tool) === undefined) {
         // unregistered while the claim was on its way: nothing ran, so the call goes back to parked
@@ -203,8 +207,8 @@ export class Parking {
       return { view, call: { tool: call.tool, callId: call.callId } }
     } catch (err) {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
-      host.reportError(claims?.callId ?? '', tool, err)
-      return this.refuse(STORE_UNAVAILABLE, storeUnreadableText(what))
+      host.reportError(known?.callId ?? '', known?.tool ?? 'unknown', err)
+      return this.refuse(STORE_UNAVAILABLE, storeUnreadableText(what), known?.tool, known?.callId)
     }
   }
 
@@ -244,14 +248,16 @@ export class Parking {
     return call.state === 'expired' ? 'expired' : 'used'
   }
 
-  private refusedClaim(kind: ParkedKind, reason: 'unknown' | 'used' | 'expired'): Promise<Answered> {
+  /** The refusal of an answer to `call` (known from its parked row) that the store no longer takes. */
+  private refusedClaim(kind: ParkedKind, reason: 'unknown' | 'used' | 'expired', call: { readonly tool: string; readonly callId: string }): Promise<Answered> {
     const c = kind === 'confirmation'
     const what = c ? 'confirmation' : 'request'
-    if (reason === 'used') return this.refuse(c ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what))
-    if (reason === 'expired') return this.refuse(c ? 'confirmation_expired' : 'request_expired', expiredText(what))
-    return this.refuse(c ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+    if (reason === 'used') return this.refuse(c ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what), call.tool, call.callId)
+    if (reason === 'expired') return this.refuse(c ? 'confirmation_expired' : 'request_expired', expiredText(what), call.tool, call.callId)
+    return this.refuse(c ? 'confirmation_unknown' : 'unknown_request', noPendingText(what), call.tool, call.callId)
   }
 
+  /** A refusal's view and events: of `tool` and `callId` when the answer named a known call, else of tool `'unknown'` under a fresh call id. */
   private async refuse(code: string, message: string, tool = 'unknown', callId?: string): Promise<Answered> {
     return { view: await this.ctx.host.early(tool, callId, refused(code, message)) }
   }

@@ -55,9 +55,11 @@ export class Undos {
       host.reportError(callId, 'undo', err)
       return host.early('undo', undefined, refused('store_unavailable', 'The undo could not be read from the store; nothing ran'))
     }
-    const handler = entry === undefined ? undefined : host.tool(entry.tool)?.def.undo
-    if (entry === undefined || typeof handler !== 'function') {
-      return host.early('undo', undefined, refused(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message))
+    if (entry === undefined) return host.early('undo', undefined, refused(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message))
+    const handler = host.tool(entry.tool)?.def.undo
+    if (typeof handler !== 'function') {
+      // the entry names its call: the refusal carries its tool and call id
+      return host.early(entry.tool, callId, refused(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message))
     }
     const payload = entry.payload
     const tool = entry.tool
