@@ -667,7 +667,7 @@ export class Call implements ToolContext {
       const plain = this.#x?.reported === undefined && !helper && !isModelResult(value) && !ToolResult.isBranded(value)
       // the returned data with its sensitive fields redacted (the raw value stays for tm.execute)
       if (plain) data = resultData(value, this.#entry.sensitiveKey)
-      else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive)
+      else result = normalizeReturn(value, this.#entry.untrusted, this.#entry.sensitive, this.#entry.sensitiveKey)
     } catch (err) {
       this.#host.reportError(this.callId, this.#entry.name, err)
       const message = err instanceof NotJsonError ? 'The tool returned a value JSON cannot carry.' : TOOL_FAILED_MESSAGE

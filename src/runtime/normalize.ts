@@ -151,12 +151,13 @@ export function cancelledResult(by: CancelledBy): ToolResult {
 }
 
 /**
- * Turns whatever a body returned into the canonical result. The changes of a pending
- * confirmation are redacted (`sensitive` besides the default names).
+ * Turns whatever a body returned into the canonical result. Returned data is redacted with
+ * `sensitiveKey` (the tool entry's precomputed key test, `sensitiveKeys(sensitive)`), the
+ * changes of a pending confirmation with `sensitive` besides the default names.
  * @throws when the value cannot be read or carried; the caller settles the call as an error.
  */
-export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: ReadonlySet<string>): ToolResult {
-  if (isHelperResult(value)) return fromHelper(value, sensitiveKeys(sensitive)).withUntrusted(untrusted)
+export function normalizeReturn(value: unknown, untrusted: boolean, sensitive: ReadonlySet<string> | undefined, sensitiveKey: (key: string) => boolean): ToolResult {
+  if (isHelperResult(value)) return fromHelper(value, sensitiveKey).withUntrusted(untrusted)
   // a result of this copy, or of another copy of toolwire (the ES module and CommonJS builds)
   const result = asOwnResult(value)
   if (result !== undefined) {
@@ -164,7 +165,7 @@ export function normalizeReturn(value: unknown, untrusted: boolean, sensitive?: 
     return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
   }
   if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
-  return ToolResult.fromData(resultData(value, sensitiveKeys(sensitive)), undefined, untrusted)
+  return ToolResult.fromData(resultData(value, sensitiveKey), undefined, untrusted)
 }
 
 /**
