@@ -1,7 +1,7 @@
 // MCP `tools/call` with malformed params: a JSON-RPC -32602 with a short message, never
 // -32603 with the SDK's raw validation dump (issue 11, class 8); and on the client side,
 // a server's raw dump never becomes the model's message.
-import { PassThrough } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -11,6 +11,31 @@ import { ToolManager } from '../src/runtime/manager.js'
 import { importMcpTools } from '../src/mcp/client.js'
 import { createMcpServer } from '../src/mcp/server.js'
 import { serveStdio, StdioLineTransport } from '../src/mcp/stdio.js'
+
+/**
+ * The newline-delimited JSON-RPC frames `stream` writes, keyed by id (one without an id under
+ * `undefined`), once `count` distinct ids have arrived, and the text read until then. Call it
+ * before writing the requests.
+ */
+function framesOf(stream: Readable, count: number): Promise<{ frames: Map<unknown, Record<string, unknown>>; text: string }> {
+  const frames = new Map<unknown, Record<string, unknown>>()
+  let text = ''
+  let buffered = ''
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => {
+      const part = chunk.toString('utf8')
+      text += part
+      buffered += part
+      let nl: number
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
+        buffered = buffered.slice(nl + 1)
+        frames.set(frame.id, frame)
+        if (frames.size === count) resolve({ frames, text })
+      }
+    })
+  })
+}
 
 async function session(requests: readonly unknown[], rawLines: readonly string[] = []): Promise<Map<unknown, Record<string, unknown>>> {
   const tm = new ToolManager()
@@ -24,23 +49,10 @@ async function session(requests: readonly unknown[], rawLines: readonly string[]
   const output = new PassThrough()
   const server = createMcpServer(tm)
   await server.connect(new StdioLineTransport(input, output))
-  const frames = new Map<unknown, Record<string, unknown>>()
-  let buffered = ''
-  const all = new Promise<void>((resolve) => {
-    output.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8')
-      let nl: number
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
-        buffered = buffered.slice(nl + 1)
-        frames.set(frame.id, frame)
-        if (frames.size === requests.length + (rawLines.length > 0 ? 1 : 0)) resolve()
-      }
-    })
-  })
+  const all = framesOf(output, requests.length + (rawLines.length > 0 ? 1 : 0))
   for (const line of rawLines) input.write(`${line}\n`)
   for (const r of requests) input.write(`${JSON.stringify(r)}\n`)
-  await all
+  const { frames } = await all
   await server.close()
   return frames
 }
@@ -156,26 +168,11 @@ async function stdioAnswers(tm: ToolManager, lines: readonly string[]): Promise<
   const stdin = new PassThrough()
   const stdout = new PassThrough()
   const { server } = await serveStdio(tm, { stdin, stdout })
-  const frames = new Map<unknown, Record<string, unknown>>()
-  let text = ''
-  let buffered = ''
-  const all = new Promise<void>((resolve) => {
-    stdout.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8')
-      buffered += chunk.toString('utf8')
-      let nl: number
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const frame = JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
-        buffered = buffered.slice(nl + 1)
-        frames.set(frame.id, frame)
-        if (frames.size === lines.length) resolve()
-      }
-    })
-  })
+  const all = framesOf(stdout, lines.length)
   for (const line of lines) stdin.write(`${line}\n`)
-  await all
+  const answers = await all
   await server.close()
-  return { frames, text }
+  return answers
 }
 
 describe('serveStdio: a line over the manager\'s input limit', () => {
