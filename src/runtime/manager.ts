@@ -36,8 +36,8 @@ import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { Durable, type DurableHost } from './durable.js'
-import type { StoreKeys } from './store/codec.js'
-import type { ApprovalSecrets } from './store/approval.js'
+import { storeKeyList, type StoreKeys } from './store/codec.js'
+import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
@@ -170,6 +170,11 @@ export class ToolManager {
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
     const store = options.store
+    // checked with or without a store (Durable checks them with one): a bad value is a TypeError either way
+    if (store === undefined) {
+      if (options.storeKey !== undefined) storeKeyList(options.storeKey)
+      if (options.approvalSecret !== undefined) approvalSecretList(options.approvalSecret)
+    }
     this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
     this.durable =
       store === undefined

@@ -6,7 +6,7 @@
  * never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
-import { StoreSchemaError, loadDriver, type StoreOptions } from './types.js'
+import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `pg` query result. */
 export interface PgResult {
@@ -112,6 +112,81 @@ async function migrate(pool: PgPool, schema: string | undefined): Promise<void> 
 }
 
 /**
+ * Where a connection string points, for a message: `host:port/database`, never its user, password
+ * or parameters; `undefined` when it does not parse as a URL.
+ */
+function placeOf(connectionString: string): string | undefined {
+  try {
+    const url = new URL(connectionString)
+    return `${url.host}${url.pathname === '/' ? '' : url.pathname}`
+  } catch {
+    return undefined
+  }
+}
+
+/** Every text of `connectionString` that could be a password: the URL's, and any `password=` parameter's, raw and decoded. */
+function passwordsOf(connectionString: string): string[] {
+  const found = new Set<string>()
+  const add = (text: string | null | undefined): void => {
+    if (text === null || text === undefined || text.length === 0) return
+    found.add(text)
+    try {
+      found.add(decodeURIComponent(text))
+    } catch {
+      // not percent-encoded text: the raw form is enough
+    }
+  }
+  try {
+    const url = new URL(connectionString)
+    add(url.password)
+    add(url.searchParams.get('password'))
+  } catch {
+    // unparsable: take what sits between the user's colon and the @, and after password=
+  }
+  add(/^[a-z]+:\/\/[^:/@]*:([^@]*)@/i.exec(connectionString)?.[1])
+  add(/[?&]password=([^&]*)/i.exec(connectionString)?.[1])
+  return [...found]
+}
+
+/** `text` with each of `secrets` (and the whole connection string) replaced by `***`. */
+function scrub(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const s of secrets) out = out.split(s).join('***')
+  return out
+}
+
+/**
+ * The store could not be opened: where (host, port and database, never a password) and why,
+ * with the driver's error as the cause, unless that error shows the password: then a copy
+ * without it, of the same name and code.
+ */
+function openFailure(connectionString: string | undefined, err: unknown): StoreUnavailableError {
+  const secrets = connectionString === undefined ? [] : [connectionString, ...passwordsOf(connectionString)]
+  const why = scrub(err instanceof Error ? err.message : String(err), secrets)
+  const place = connectionString === undefined ? '' : ` at ${scrub(placeOf(connectionString) ?? '(a connection string that is not a URL)', secrets)}`
+  let cause = err
+  if (err instanceof Error && secrets.length > 0) {
+    const shown = `${err.message}\n${String(err.stack)}\n${safeJson(err)}`
+    if (secrets.some((s) => shown.includes(s))) {
+      const copy = new Error(why)
+      copy.name = err.name
+      const code = (err as { code?: unknown }).code
+      if (code !== undefined) Object.assign(copy, { code })
+      cause = copy
+    }
+  }
+  return new StoreUnavailableError(`toolwire: the PostgreSQL store${place} could not be opened: ${why}`, { cause })
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? ''
+  } catch {
+    return ''
+  }
+}
+
+/**
  * Opens (and migrates) a PostgreSQL store.
  *
  * ```ts
@@ -119,6 +194,9 @@ async function migrate(pool: PgPool, schema: string | undefined): Promise<void> 
  * const store = await openPostgresStore({ connectionString: process.env.DATABASE_URL })
  * ```
  * @throws StoreSchemaError when the database's schema is newer than this toolwire knows.
+ * @throws StoreUnavailableError when the database cannot be reached or set up (refused, an
+ * unknown host, a failed login, a connection string that does not parse): the message names the
+ * host, port and database and the reason, never the password; `cause` is the driver's error.
  * @throws StoreDriverMissingError when `pg` is not installed (`npm install pg`).
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
@@ -130,11 +208,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (pool === undefined) {
     if (options.connectionString === undefined) throw new TypeError('toolwire: openPostgresStore needs a connectionString or a pool')
     const mod = (await loadDriver('pg', () => import('pg'))) as unknown as { default: { Pool: new (config: Record<string, unknown>) => PgPool & { on(event: 'error', f: (err: Error) => void): unknown } } }
-    const own = new mod.default.Pool({
-      connectionString: options.connectionString,
-      max: options.max ?? 10,
-      ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
-    })
+    let own: PgPool & { on(event: 'error', f: (err: Error) => void): unknown }
+    try {
+      own = new mod.default.Pool({
+        connectionString: options.connectionString,
+        max: options.max ?? 10,
+        ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+      })
+    } catch (err) {
+      throw openFailure(options.connectionString, err)
+    }
     // an idle connection's error (a server restart) must not crash the app: the next query reports it
     own.on('error', () => {})
     pool = own
@@ -144,8 +227,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     await migrate(pool, schema)
   } catch (err) {
-    if (owned) await pool.end()
-    throw err
+    if (owned) await pool.end().catch(() => undefined)
+    throw err instanceof StoreSchemaError ? err : openFailure(options.connectionString, err)
   }
   return new SqlStore('postgres', new PgDriver(pool, owned), DIALECT, options.now ?? Date.now)
 }

@@ -5,7 +5,7 @@
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
-import { StoreSchemaError, loadDriver, type StoreOptions } from './types.js'
+import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `better-sqlite3` statement. */
 export interface SqliteStatement {
@@ -87,6 +87,12 @@ function migrate(db: SqliteDatabase): void {
   }
 }
 
+/** The SQLite file at `path` could not be opened or set up: why, with the driver's error as the cause. */
+function openFailure(path: string, err: unknown): StoreUnavailableError {
+  const why = err instanceof Error ? err.message : String(err)
+  return new StoreUnavailableError(`toolwire: the SQLite store ${JSON.stringify(path)} could not be opened: ${why}`, { cause: err })
+}
+
 /**
  * Opens (and migrates) a SQLite store.
  *
@@ -95,6 +101,8 @@ function migrate(db: SqliteDatabase): void {
  * const store = await openSqliteStore({ path: 'toolwire.db' })
  * ```
  * @throws StoreSchemaError when the file's schema is newer than this toolwire knows.
+ * @throws StoreUnavailableError when the file cannot be opened or set up (a missing folder, no
+ * permission, not a database): the message names the path and the reason, `cause` is the driver's error.
  * @throws StoreDriverMissingError when `better-sqlite3` is not installed (`npm install better-sqlite3`).
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
@@ -103,7 +111,12 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlS
   if (db === undefined) {
     if (options.path === undefined) throw new TypeError('toolwire: openSqliteStore needs a path or a database')
     const mod = (await loadDriver('better-sqlite3', () => import('better-sqlite3'))) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
-    db = new mod.default(options.path, { timeout: options.busyTimeoutMs ?? 5000 })
+    try {
+      db = new mod.default(options.path, { timeout: options.busyTimeoutMs ?? 5000 })
+    } catch (err) {
+      // better-sqlite3's own TypeError ("the directory does not exist") names no path: say which, and keep it as the cause
+      throw openFailure(options.path, err)
+    }
   } else {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
   }
@@ -112,7 +125,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlS
     migrate(db)
   } catch (err) {
     if (owned) db.close()
-    throw err
+    throw err instanceof StoreSchemaError || !owned ? err : openFailure(options.path!, err)
   }
   return new SqlStore('sqlite', new SqliteDriver(db, owned), DIALECT, options.now ?? Date.now)
 }

@@ -1,0 +1,118 @@
+/**
+ * Options that are checked when they are given, whatever else is given: `approvalSecret` and
+ * `storeKey` are a TypeError when malformed with or without a `store` (before, without one they
+ * were accepted silently and the mistake surfaced only when a store was added). And a store that
+ * cannot be opened is the store's own StoreUnavailableError, saying which store and why, with the
+ * driver's error as its cause and never a password of the connection string.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ToolManager, type ToolManagerOptions } from '../src/runtime/manager.js'
+import { MemoryStore, openPostgresStore, openSqliteStore, StoreUnavailableError } from '../src/runtime/store/index.js'
+
+/** The error `new ToolManager(options)` throws, or `undefined`. */
+function thrownBy(options: ToolManagerOptions): unknown {
+  try {
+    new ToolManager(options)
+    return undefined
+  } catch (err) {
+    return err
+  }
+}
+
+const KEY = '22'.repeat(32)
+const SECRET = 'an approval secret of enough bytes'
+
+describe('approvalSecret and storeKey are checked with or without a store', () => {
+  const bad: readonly [string, ToolManagerOptions, RegExp][] = [
+    ['a short approvalSecret', { approvalSecret: 'short' }, /approvalSecret must be at least 16 bytes/],
+    ['a short secret in an approvalSecret list', { approvalSecret: [SECRET, 'short'] }, /approvalSecret\[1\] must be at least 16 bytes/],
+    ['an empty approvalSecret list', { approvalSecret: [] }, /approvalSecret is an empty list/],
+    ['an approvalSecret listed twice', { approvalSecret: [SECRET, SECRET] }, /approvalSecret\[1\] is the same as approvalSecret\[0\]/],
+    ['an approvalSecret that is a number', { approvalSecret: 12345678901234567 as unknown as string }, /approvalSecret must be a string or a Uint8Array/],
+    ['a storeKey that is not 32 bytes', { storeKey: 'bad' }, /32 bytes/],
+    ['a bad key in a storeKey list', { storeKey: [KEY, 'bad'] }, /storeKey\[1\] is not 32 bytes/],
+    ['an empty storeKey list', { storeKey: [] }, /storeKey is an empty list/],
+    ['a storeKey listed twice in two spellings', { storeKey: [KEY, Buffer.from(KEY, 'hex')] }, /storeKey\[1\] is the same as storeKey\[0\]/],
+  ]
+  for (const [what, options, message] of bad) {
+    it(`${what} is the same TypeError without a store as with one`, () => {
+      const without = thrownBy(options)
+      const withStore = thrownBy({ ...options, store: new MemoryStore() })
+      expect(withStore).toBeInstanceOf(TypeError)
+      expect(without).toBeInstanceOf(TypeError)
+      expect((without as Error).message).toMatch(message)
+      expect((without as Error).message).toBe((withStore as Error).message)
+      expect((without as Error).message).not.toContain('short')
+    })
+  }
+
+  it('well-formed values, one or a list, are accepted with or without a store', () => {
+    for (const options of [{ approvalSecret: SECRET, storeKey: KEY }, { approvalSecret: [SECRET, `${SECRET}, older`], storeKey: [KEY, Buffer.alloc(32, 7)] }] as ToolManagerOptions[]) {
+      expect(thrownBy(options)).toBeUndefined()
+      expect(thrownBy({ ...options, store: new MemoryStore() })).toBeUndefined()
+    }
+  })
+})
+
+describe('a store that cannot be opened', () => {
+  const dirs: string[] = []
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  })
+
+  it('SQLite: a path in a missing folder is a StoreUnavailableError naming the path and the reason, with the cause', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolwire-open-'))
+    dirs.push(dir)
+    const path = join(dir, 'missing', 'x.db')
+    const err = await openSqliteStore({ path }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(StoreUnavailableError)
+    const e = err as StoreUnavailableError
+    expect(e.code).toBe('store_unavailable')
+    expect(e.message).toContain(JSON.stringify(path))
+    expect(e.message).toMatch(/could not be opened: .*directory does not exist/)
+    expect(e.cause).toBeInstanceOf(Error)
+  })
+
+  it('SQLite: a path that is a folder is a StoreUnavailableError too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolwire-open-'))
+    dirs.push(dir)
+    const err = await openSqliteStore({ path: dir }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(StoreUnavailableError)
+    expect((err as Error).message).toContain(JSON.stringify(dir))
+    expect((err as Error).cause).toBeInstanceOf(Error)
+  })
+
+  const PASSWORD = 'pw-Zq81-never-shown'
+  const urls: readonly [string, string, RegExp][] = [
+    ['an unreachable port', `postgres://alice:${PASSWORD}@127.0.0.1:1/app`, /127\.0\.0\.1:1\/app.*could not be opened: .*ECONNREFUSED/],
+    ['a URL that does not parse', `postgres://alice:${PASSWORD}@127.0.0.1:notaport/app`, /could not be opened: /],
+    ['a password in the query string', `postgres://alice@127.0.0.1:1/app?password=${PASSWORD}`, /could not be opened: .*ECONNREFUSED/],
+  ]
+  for (const [what, connectionString, message] of urls) {
+    it(`PostgreSQL: ${what} rejects with a StoreUnavailableError that never shows the password`, async () => {
+      const err = await openPostgresStore({ connectionString }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(err).toBeInstanceOf(StoreUnavailableError)
+      const e = err as StoreUnavailableError
+      expect(e.code).toBe('store_unavailable')
+      expect(e.message).toMatch(message)
+      expect(e.message).not.toContain(PASSWORD)
+      expect(String(e.stack)).not.toContain(PASSWORD)
+      expect(e.cause).toBeInstanceOf(Error)
+      const cause = e.cause as Error
+      expect(`${cause.message} ${String(cause.stack)} ${JSON.stringify(cause)}`).not.toContain(PASSWORD)
+      expect(e.message).not.toContain('alice')
+    })
+  }
+})
