@@ -29,6 +29,9 @@ interface Runtime {
   readonly loadToolModule: (specifier: string, make: () => ToolManager, cwd?: string) => Promise<ServableManager>
   readonly toolwireVersion: () => string
   readonly openStore: (spec: string) => Promise<ToolStore>
+  /** The library's own checks of a secret or a list of them (messages name the place, never the value). */
+  readonly approvalSecretList: (secrets: string | readonly string[], option: string) => readonly Buffer[]
+  readonly storeKeyList: (keys: string | readonly string[], option: string) => readonly Buffer[]
 }
 
 /** Exit codes of `toolwire call`, by the status of the application view. */
@@ -75,7 +78,8 @@ Options:
                     or postgres://user@host:port/db (default: TOOLWIRE_STORE);
                     TOOLWIRE_APPROVAL_SECRET (16+ bytes, same on every instance)
                     signs confirmations and approval links (required with --http),
-                    TOOLWIRE_STORE_KEY (32 bytes, hex or base64) seals parked input
+                    TOOLWIRE_STORE_KEY (32 bytes, hex or base64) seals parked input;
+                    to rotate either, give a comma-separated list, newest first
   -h, --help        show this help
   -v, --version     show the version
 
@@ -83,7 +87,13 @@ Exit codes of call: 0 ok, 1 error, 2 invalid, 3 refused, 4 needs_confirmation,
 5 pending, 6 cancelled, 64 usage error.`
 
 async function loadRuntime(): Promise<Runtime> {
-  const [manager, demo, mcp] = await Promise.all([import('./runtime/manager.js'), import('./demo/index.js'), import('./mcp/index.js')])
+  const [manager, demo, mcp, approval, codec] = await Promise.all([
+    import('./runtime/manager.js'),
+    import('./demo/index.js'),
+    import('./mcp/index.js'),
+    import('./runtime/store/approval.js'),
+    import('./runtime/store/codec.js'),
+  ])
   return {
     ToolManager: manager.ToolManager,
     createDemoTools: demo.createDemoTools,
@@ -92,6 +102,8 @@ async function loadRuntime(): Promise<Runtime> {
     loadToolModule: mcp.loadToolModule,
     toolwireVersion: mcp.toolwireVersion,
     openStore,
+    approvalSecretList: approval.approvalSecretList,
+    storeKeyList: codec.storeKeyList,
   }
 }
 
@@ -296,11 +308,42 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
 
 interface DurableServe {
   readonly store: ToolStore
-  readonly approvalSecret?: string
-  readonly storeKey?: string
+  /** Newest first: the first signs, any verifies. */
+  readonly approvalSecret?: readonly string[]
+  /** Newest first: the first seals, any opens. */
+  readonly storeKey?: readonly string[]
 }
 
-/** The store of `--store` (or TOOLWIRE_STORE), with TOOLWIRE_APPROVAL_SECRET and TOOLWIRE_STORE_KEY. */
+/**
+ * The secrets of an environment variable: one, or a comma-separated list newest first (spaces
+ * around each trimmed); `undefined` when unset or empty. Each is checked as the library checks
+ * the option (`check`), so a bad one is a usage error before anything is opened. No message
+ * ever shows a secret: an entry is named by its place (counted from 0, newest first).
+ */
+function secretsOf(name: string, check: (value: string | readonly string[], option: string) => readonly Buffer[]): readonly string[] | undefined {
+  const value = process.env[name]
+  if (value === undefined || value === '') return undefined
+  const list = value.split(',').map((s) => s.trim())
+  const empty = list.findIndex((s) => s === '')
+  if (empty !== -1) {
+    throw new UsageError(
+      list.length === 1
+        ? `${name} is blank: give one secret, or a comma-separated list of them, newest first`
+        : `${name}[${empty}] is empty (entry ${empty + 1} of ${list.length}): give one secret, or a comma-separated list of them, newest first, with no empty entry`,
+    )
+  }
+  try {
+    check(list.length === 1 ? list[0]! : list, name)
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err
+    const message = err.message.replace(/^toolwire: /, '')
+    const named = message.includes(name) ? message : `${name}: ${message}`
+    throw new UsageError(list.length === 1 ? named : `${named} (a comma-separated list, newest first, counted from 0)`)
+  }
+  return list
+}
+
+/** The store of `--store` (or TOOLWIRE_STORE), with TOOLWIRE_APPROVAL_SECRET and TOOLWIRE_STORE_KEY (each one secret or a comma-separated list, newest first). */
 async function durableOptions(rt: Runtime, p: Parsed, http: boolean): Promise<DurableServe | undefined> {
   const env = (name: string): string | undefined => {
     const v = process.env[name]
@@ -308,12 +351,11 @@ async function durableOptions(rt: Runtime, p: Parsed, http: boolean): Promise<Du
   }
   const spec = p.store ?? env('TOOLWIRE_STORE')
   if (spec === undefined) return undefined
-  const approvalSecret = env('TOOLWIRE_APPROVAL_SECRET')
-  const storeKey = env('TOOLWIRE_STORE_KEY')
+  const approvalSecret = secretsOf('TOOLWIRE_APPROVAL_SECRET', rt.approvalSecretList)
+  const storeKey = secretsOf('TOOLWIRE_STORE_KEY', rt.storeKeyList)
   if (approvalSecret === undefined && http) {
     throw new UsageError('--store with --http needs TOOLWIRE_APPROVAL_SECRET (at least 16 bytes, the same on every instance): it signs confirmations and seals approval links')
   }
-  if (approvalSecret !== undefined && Buffer.byteLength(approvalSecret) < 16) throw new UsageError('TOOLWIRE_APPROVAL_SECRET must be at least 16 bytes')
   let store: ToolStore
   try {
     store = await rt.openStore(spec)

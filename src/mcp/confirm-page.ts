@@ -12,7 +12,8 @@
  * a couple of kilobytes whatever the input's size; the input itself is read from the store
  * when the call is approved. The CSRF token is an HMAC of the link under the secret, and
  * whether the link is still good is the parked call's state in the store, whose claim makes
- * it single-use across instances. No MCP SDK import.
+ * it single-use across instances. With several secrets (rotation, newest first) the first
+ * seals new links and any opens one. No MCP SDK import.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -20,7 +21,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { viewOf, type CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
 import type { ToolStore } from '../runtime/store/types.js'
-import { verifyApproval } from '../runtime/store/approval.js'
+import { approvalSecretList, verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { confirmationOutcome, confirmedElsewhereRunning } from '../runtime/durable/parking.js'
 import type { ServableManager } from './meta.js'
 
@@ -317,8 +318,12 @@ export interface ConfirmationLinks {
 export interface SharedConfirmationPagesOptions extends ConfirmationPagesOptions {
   /** The manager's durable store: the parked confirmation's state there decides whether a link is still good. */
   readonly store: ToolStore
-  /** The secret every instance shares (the manager's `approvalSecret`, at least 16 bytes): it seals the links and makes their CSRF tokens. */
-  readonly secret: string | Uint8Array
+  /**
+   * The secret every instance shares (the manager's `approvalSecret`, at least 16 bytes): it
+   * seals the links and makes their CSRF tokens. Or several, newest first (rotation): the
+   * first seals new links, any opens one (its CSRF token is made with the secret that opens it).
+   */
+  readonly secret: ApprovalSecrets
   /** How often a page decision made on another instance is looked for in the store, in ms (default 1000). */
   readonly pollMs?: number
   /**
@@ -350,10 +355,47 @@ const SHARED_SHAPE = /^p1\.[A-Za-z0-9_-]{40,12000}$/
 /** Refusal codes `tm.confirm` answers for a link that was already used, or expired, on any instance. */
 const GONE_CODES = new Set(['confirmation_used', 'confirmation_expired', 'confirmation_unknown'])
 
-function secretBuffer(secret: string | Uint8Array): Buffer {
-  const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret)
-  if (bytes.length < 16) throw new TypeError('toolwire: the approval secret must be at least 16 bytes')
-  return bytes
+/** The keys a link is sealed and its CSRF token made with, derived from one approval secret. */
+interface LinkKeys {
+  readonly seal: Buffer
+  readonly csrf: Buffer
+}
+
+function linkKeys(secret: Buffer): LinkKeys {
+  return {
+    seal: createHmac('sha256', secret).update('toolwire/confirm-page/seal/v1').digest(),
+    csrf: createHmac('sha256', secret).update('toolwire/confirm-page/csrf/v1').digest(),
+  }
+}
+
+/** The compressed page `raw` (IV, ciphertext, tag) seals under `key`; `undefined` when the tag does not check out. */
+function openLink(key: Buffer, raw: Buffer): Buffer | undefined {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
+    decipher.setAAD(Buffer.from(SEAL_VERSION))
+    decipher.setAuthTag(raw.subarray(raw.length - 16))
+    return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()])
+  } catch {
+    return undefined
+  }
+}
+
+/** The entry of an opened link's page; `undefined` when it does not unpack. */
+function unpack(plain: Buffer): SealedEntry | undefined {
+  try {
+    const [handle, id, tool, summary, expiresAt, changes, summaryLength] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
+      string,
+      string,
+      string,
+      string,
+      number,
+      FieldChange[] | null,
+      number | null | undefined,
+    ]
+    return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined, ...(typeof summaryLength === 'number' ? { summaryLength } : {}) }
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -361,15 +403,19 @@ function secretBuffer(secret: string | Uint8Array): Buffer {
  * memory. The link is `/confirm/p1.<sealed>`: the parked row's id, the `confirmId`, the tool,
  * the expiry and a short page (the summary clipped to `PAGE_SUMMARY_CHARS`, the redacted
  * changes when they fit), compressed and sealed with AES-256-GCM under a key derived from
- * the shared secret. Its CSRF token is an HMAC of the link under another derived key. A link
+ * the shared secret. Its CSRF token is an HMAC of the link under another derived key. With
+ * several secrets (newest first) a link is sealed under the first and opened by whichever
+ * one sealed it, whose key then makes its CSRF token, so every instance listing that secret
+ * serves the same page and accepts the same form; a link under no listed secret is refused
+ * as a forged one. A link
  * is good while its confirmation is parked in the store; the decision goes through
  * `tm.confirm`, whose claim in the store lets exactly one decision apply across instances.
  */
 export class SharedConfirmationPages implements ConfirmationLinks {
-  private readonly sealKey: Buffer
-  private readonly csrfKey: Buffer
+  /** Newest first: the first seals, any opens. */
+  private readonly keys: readonly LinkKeys[]
   private readonly store: ToolStore
-  private readonly secret: Buffer
+  private readonly secrets: readonly Buffer[]
   private readonly ttlMs: number
   private readonly pollMs: number
   private readonly outcomeWaitMs: number
@@ -385,9 +431,8 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     private readonly tm: ServableManager,
     options: SharedConfirmationPagesOptions,
   ) {
-    this.secret = secretBuffer(options.secret)
-    this.sealKey = createHmac('sha256', this.secret).update('toolwire/confirm-page/seal/v1').digest()
-    this.csrfKey = createHmac('sha256', this.secret).update('toolwire/confirm-page/csrf/v1').digest()
+    this.secrets = approvalSecretList(options.secret)
+    this.keys = this.secrets.map(linkKeys)
     this.store = options.store
     this.ttlMs = options.ttlMs ?? 10 * 60_000
     this.pollMs = options.pollMs ?? 1000
@@ -427,39 +472,28 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     if (plain.length > SEAL_MAX_BYTES) plain = packed(PAGE_SUMMARY_CHARS, false)
     if (plain.length > SEAL_MAX_BYTES) plain = packed(SEAL_MIN_SUMMARY_CHARS, false)
     const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv)
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!.seal, iv)
     cipher.setAAD(Buffer.from(SEAL_VERSION))
     const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()])
     return `${SEAL_VERSION}.${sealed.toString('base64url')}`
   }
 
-  /** The entry a link seals; `undefined` for anything not sealed under this secret. */
-  private unseal(link: string): SealedEntry | undefined {
+  /**
+   * The entry a link seals, with the CSRF token its form needs (made with the key of the
+   * secret that sealed it); `undefined` for anything not sealed under a listed secret.
+   */
+  private unseal(link: string): (SealedEntry & { readonly csrf: string }) | undefined {
     if (!SHARED_SHAPE.test(link)) return undefined
     const raw = Buffer.from(link.slice(SEAL_VERSION.length + 1), 'base64url')
     if (raw.length < 12 + 16 + 1) return undefined
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, 12))
-      decipher.setAAD(Buffer.from(SEAL_VERSION))
-      decipher.setAuthTag(raw.subarray(raw.length - 16))
-      const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()])
-      const [handle, id, tool, summary, expiresAt, changes, summaryLength] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
-        string,
-        string,
-        string,
-        string,
-        number,
-        FieldChange[] | null,
-        number | null | undefined,
-      ]
-      return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined, ...(typeof summaryLength === 'number' ? { summaryLength } : {}) }
-    } catch {
-      return undefined
+    // the link does not say which secret sealed it: each is tried, told apart by the GCM tag
+    for (const keys of this.keys) {
+      const plain = openLink(keys.seal, raw)
+      if (plain === undefined) continue
+      const entry = unpack(plain)
+      return entry === undefined ? undefined : { ...entry, csrf: createHmac('sha256', keys.csrf).update(link).digest('base64url') }
     }
-  }
-
-  private csrfOf(link: string): string {
-    return createHmac('sha256', this.csrfKey).update(link).digest('base64url')
+    return undefined
   }
 
   open({ tool, view }: ConfirmationLinkInput): string {
@@ -468,7 +502,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       this.listening = true
     }
     // with an approval secret the confirmId is a signed token naming the parked id; without, it is the id
-    const id = verifyApproval(this.secret, view.confirmId)?.confirmationId ?? view.confirmId
+    const id = verifyApproval(this.secrets, view.confirmId)?.confirmationId ?? view.confirmId
     const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: this.now() + this.ttlMs })
     return `${CONFIRM_PATH}${link}`
   }
@@ -574,10 +608,10 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       return
     }
     if (req.method === 'GET' || req.method === 'HEAD') {
-      confirmPage(res, entry!, this.csrfOf(link))
+      confirmPage(res, entry!, entry!.csrf)
       return
     }
-    const decision = await readDecision(req, res, this.csrfOf(link))
+    const decision = await readDecision(req, res, entry!.csrf)
     if (decision === undefined) return
     const approve = decision === 'approve'
     let view: CallResult

@@ -25,6 +25,7 @@ import type { ServableManager } from './meta.js'
 import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
+import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -81,8 +82,14 @@ export interface ServeHttpOptions extends McpServerOptions {
    * instance works on any instance on the same store (see docs/mcp.md).
    */
   readonly store?: ToolStore
-  /** The secret the instances share (the manager's `approvalSecret`, at least 16 bytes): it seals approval links and makes their CSRF tokens. Needs `store`. */
-  readonly approvalSecret?: string | Uint8Array
+  /**
+   * The secret the instances share (the manager's `approvalSecret`, at least 16 bytes): it
+   * seals approval links and makes their CSRF tokens. Needs `store`. Or a non-empty list,
+   * newest first, to rotate it (as the manager's): the first seals new links, any opens one;
+   * an empty list or a secret listed twice is a `TypeError` naming its place, never the value.
+   * See docs/store.md, "Rotating secrets".
+   */
+  readonly approvalSecret?: ApprovalSecrets
   /** How long an approval link stays valid, in ms (default 10 minutes). */
   readonly confirmPageTtlMs?: number
   /**
@@ -279,16 +286,18 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   if ((options.store === undefined) !== (options.approvalSecret === undefined)) {
     throw new TypeError('serveHttp: store and approvalSecret go together (links shared through the store are sealed with the secret)')
   }
+  // checked here, whether or not the page is on: a short or repeated secret, or an empty list, is told now
+  const approvalSecrets = options.approvalSecret === undefined ? undefined : approvalSecretList(options.approvalSecret)
   const ttl = options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs }
   const pages: ConfirmationLinks | undefined =
     options.confirmPage === false
       ? undefined
-      : options.store !== undefined && options.approvalSecret !== undefined
+      : options.store !== undefined && approvalSecrets !== undefined
         ? new SharedConfirmationPages(tm, {
             ...ttl,
             ...(options.confirmOutcomeWaitMs === undefined ? {} : { outcomeWaitMs: options.confirmOutcomeWaitMs }),
             store: options.store,
-            secret: options.approvalSecret,
+            secret: approvalSecrets,
           })
         : new ConfirmationPages(tm, ttl)
   let publicBase = ''
