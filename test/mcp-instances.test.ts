@@ -319,30 +319,31 @@ export default [
   return path
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const port = (s.address() as AddressInfo).port
-  await new Promise<void>((r) => s.close(() => r()))
-  return port
-}
-
 interface Instance {
+  /** The port the current process listens on. */
   port: number
+  /** Every port the instance listened on (a restart listens on a new one). */
+  ports: number[]
   child: ChildProcess
   pids: number[]
-  /** Resolves when the current process listens; replaced on a restart. */
+  /** Resolves when the current process listens (and `port` is its port); replaced on a restart. */
   ready: Promise<void>
 }
 
-function start(inst: Pick<Instance, 'port' | 'pids'>, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [cli, 'serve', ...args, '--http', `127.0.0.1:${inst.port}`, '--stateless'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+/**
+ * Starts `toolwire serve --http` on a port the kernel picks (`:0`), read back from the URL it
+ * prints: a port found free beforehand and handed to the child could be taken by another test
+ * file's server (vitest runs files in parallel) in the seconds the child takes to start.
+ */
+function start(inst: Pick<Instance, 'pids'>, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<number> } {
+  const child = spawn(process.execPath, [cli, 'serve', ...args, '--http', '127.0.0.1:0', '--stateless'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
   inst.pids.push(child.pid!)
   let err = ''
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<number>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString()
-      if (err.includes(' at http://')) resolve()
+      const listening = / at http:\/\/127\.0\.0\.1:(\d+)\//.exec(err)
+      if (listening !== null) resolve(Number(listening[1]))
     })
     child.once('exit', (code) => reject(new Error(`serve exited (${code}) before listening: ${err}`)))
   })
@@ -522,6 +523,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
   let reader: ToolStore
   let env: NodeJS.ProcessEnv
   const instances: Instance[] = []
+  let proxyPorts: number[] = []
   let proxy: Awaited<ReturnType<typeof roundRobin>>
 
   beforeAll(async () => {
@@ -537,12 +539,19 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
     if (kind === 'sqlite') console.log('mcp-instances: the load test shares one SQLite file (TOOLWIRE_PG_URL is not set)')
     env = { ...process.env, TOOLWIRE_APPROVAL_SECRET: SECRET, TOOLWIRE_STORE_KEY: STORE_KEY, TOOLWIRE_STORE: spec, TOOLWIRE_TOKEN: '' }
     for (let i = 0; i < 2; i++) {
-      const inst = { port: await freePort(), pids: [] as number[] }
-      const { child, ready } = start(inst, [module], env)
-      instances.push({ ...inst, child, ready })
+      const inst: Instance = { port: 0, ports: [], pids: [], child: undefined as never, ready: Promise.resolve() }
+      const next = start(inst, [module], env)
+      inst.child = next.child
+      inst.ready = next.ready.then((port) => {
+        inst.port = port
+        inst.ports.push(port)
+      })
+      instances.push(inst)
     }
     await Promise.all(instances.map((i) => i.ready))
-    proxy = await roundRobin(instances.map((i) => i.port))
+    // the proxy reads the ports on each attempt: a restarted instance's new port replaces its old one
+    proxyPorts = instances.map((i) => i.port)
+    proxy = await roundRobin(proxyPorts)
   }, 120_000)
 
   afterAll(async () => {
@@ -569,7 +578,9 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
         await exited(inst.child)
         const next = start(inst, [module], env)
         inst.child = next.child
-        await next.ready
+        inst.port = await next.ready
+        inst.ports.push(inst.port)
+        proxyPorts[instances.indexOf(inst)] = inst.port
         ready()
       }
       // progress thresholds the confirmations wait for (resolved by the load itself)
@@ -608,7 +619,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
           await reached(Math.floor(((n + 1) * LOAD_CALLS) / (CONFIRMATIONS + 2)))
           const result = (await client.callTool({ name: 'pay', arguments: { n } })) as CallToolResult
           const url = new URL((result._meta?.['toolwire/confirmation'] as { url: string }).url)
-          const maker = instances.findIndex((i) => i.port === Number(url.port))
+          const maker = instances.findIndex((i) => i.ports.includes(Number(url.port)))
           const approver = instances[1 - maker]!
           const page = await to(approver, url.pathname)
           const html = await page.text()
