@@ -155,6 +155,12 @@ export function expiredText(what: string): string {
 export const STORE_TEXTS = Object.freeze({
   outcomeUnknown:
     'The outcome of this action is unknown: it started but its process stopped before it finished, so it may or may not have happened. Verify whether it happened before trying it again.',
+  outcomeUnknownTimedOut:
+    'The outcome of this action is unknown: an earlier call with this idempotency key timed out while the action was still running, so it may or may not have happened. Verify whether it happened before trying it again with a new idempotency key.',
+  outcomeUnknownCancelled:
+    'The outcome of this action is unknown: an earlier call with this idempotency key was cancelled while the action was still running, so it may or may not have happened. Verify whether it happened before trying it again with a new idempotency key.',
+  outcomeUnknownStopped:
+    'The outcome of this action is unknown: an earlier call with this idempotency key was stopped while the action was still running, so it may or may not have happened. Verify whether it happened before trying it again with a new idempotency key.',
   approvalInvalid: 'This confirmation token is not valid: it was not issued here, or it was altered',
   approvalMismatch: 'This confirmation token does not match its call',
   callNotRecorded: 'The call could not be recorded in the store; it did not run',

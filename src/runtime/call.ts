@@ -23,7 +23,7 @@ import { containedController } from './signal.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
 import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
-import { replayedView, unknownOutcomeResult } from './durable.js'
+import { interruptedOutcomeResult, replayedView } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -895,9 +895,14 @@ export class Call implements ToolContext {
         const ticket = x?.ticket
         if (x === undefined || ticket === undefined) return
         x.ticket = undefined
-        // settled while its body still runs (timed out, cancelled): what the body does is not known
-        const outcome = (c.#flags & BODY_ACTIVE) !== 0 ? unknownOutcomeResult() : c.#canonicalResult()
-        const settled = c.#host.ledgerSettle(ticket, outcome, c.callId, c.#entry.name)
+        const bodyActive = (c.#flags & BODY_ACTIVE) !== 0
+        // a finished body's retryable failure (the last attempt of `retry`) frees the key, so a
+        // retry with it runs again; settled while its body still runs (timed out, cancelled):
+        // what the body does is not known, and the recorded outcome says why
+        const settled =
+          !bodyActive && c.#result?.error()?.retryable === true
+            ? c.#host.ledgerRelease(ticket, c.callId, c.#entry.name)
+            : c.#host.ledgerSettle(ticket, bodyActive ? interruptedOutcomeResult(c.#result) : c.#canonicalResult(), c.callId, c.#entry.name)
         x.wait = x.wait === undefined ? settled : Promise.all([x.wait, settled])
       },
       breakerEnd: (c) => {

@@ -29,6 +29,7 @@ export {
   OUTCOME_UNKNOWN,
   OUTCOME_UNKNOWN_MESSAGE,
   STORE_UNAVAILABLE,
+  interruptedOutcomeResult,
   unknownOutcomeResult,
   type DurableHost,
   type DurableOptions,

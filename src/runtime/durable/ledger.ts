@@ -106,8 +106,10 @@ export class Ledger {
         return { run: true, ticket: { key: lk, token: begun.token, keyed: key !== undefined } }
       case 'settled': {
         const result = recordedResult(begun.result)
-        // a run settled as unknown (it was cancelled or timed out while its body ran) stays unknown
-        if (result === undefined || result.error()?.code === OUTCOME_UNKNOWN) return { run: false, replayed: false, result: unknownOutcomeResult() }
+        if (result === undefined) return { run: false, replayed: false, result: unknownOutcomeResult() }
+        // a run settled as unknown (it was cancelled or timed out while its body ran) stays
+        // unknown, with the text it recorded (what happened to it), on any instance
+        if (result.error()?.code === OUTCOME_UNKNOWN) return { run: false, replayed: false, result }
         return { run: false, replayed: true, result }
       }
       case 'mismatch':
@@ -140,7 +142,10 @@ export class Ledger {
     }
   }
 
-  /** Frees a ticket's key: the call ended (timed out, cancelled) before its body ran, so a retry runs afresh. Never rejects. */
+  /**
+   * Frees a ticket's key, so a retry with it runs afresh: the call ended (timed out, cancelled)
+   * before its body ran, or its finished body failed with a retryable error. Never rejects.
+   */
   async release(ticket: LedgerTicket, callId: string, tool: string): Promise<void> {
     const host = this.ctx.host
     try {

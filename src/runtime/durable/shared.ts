@@ -100,9 +100,32 @@ export function refused(code: string, message: string): ToolResult {
   return ToolResult.failed(refusalError(code, message))
 }
 
-/** The result of a call whose outcome is unknown. */
-export function unknownOutcomeResult(): ToolResult {
-  return ToolResult.failed(toolError('other', OUTCOME_UNKNOWN_MESSAGE, { code: OUTCOME_UNKNOWN, retryable: false }))
+/**
+ * Why a run's outcome is unknown: its process stopped before it settled (`crash`: found by a
+ * sweep, or by a retry after its lease ran out), or the call settled while its body still ran
+ * (`timeout`, `cancelled`; `stopped` for any other end, such as an internal failure).
+ */
+export type UnknownCause = 'crash' | 'timeout' | 'cancelled' | 'stopped'
+
+const UNKNOWN_TEXTS: Readonly<Record<UnknownCause, string>> = Object.freeze({
+  crash: OUTCOME_UNKNOWN_MESSAGE,
+  timeout: STORE_TEXTS.outcomeUnknownTimedOut,
+  cancelled: STORE_TEXTS.outcomeUnknownCancelled,
+  stopped: STORE_TEXTS.outcomeUnknownStopped,
+})
+
+/** The result of a call whose outcome is unknown, with the text of its cause (a crash by default). */
+export function unknownOutcomeResult(cause: UnknownCause = 'crash'): ToolResult {
+  return ToolResult.failed(toolError('other', UNKNOWN_TEXTS[cause], { code: OUTCOME_UNKNOWN, retryable: false }))
+}
+
+/**
+ * What a keyed call's ledger key records when the call settled while its body still ran
+ * (`settled`, its own result: a timeout, a cancellation): an unknown outcome that says so.
+ */
+export function interruptedOutcomeResult(settled: ToolResult | undefined): ToolResult {
+  const cause: UnknownCause = settled?.isErrorKind('timeout') === true ? 'timeout' : settled?.isErrorKind('cancelled') === true ? 'cancelled' : 'stopped'
+  return unknownOutcomeResult(cause)
 }
 
 /** The message of a thrown value, whatever it is. */
