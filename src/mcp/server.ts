@@ -180,12 +180,14 @@ function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmat
   const text =
     url === undefined
       ? `This call needs the user's confirmation and did not run: ${view.summary}. ${why} ` +
-        'Ask the user to confirm it in the application, or to perform it themselves.'
-      : urlInText
-        ? `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
-          `Ask the user to approve or deny it at ${url} (the link works once); it runs when approved there.`
-        : `This call needs the user's confirmation and did not run yet: ${view.summary}. ` +
-          'The application has a link where the user can approve or deny it; ask the user to do so there. It runs when approved.'
+        'Ask the user to confirm it in the application, or to perform it themselves. ' +
+        'Calling this tool again would ask for a second, separate confirmation.'
+      : // not "did not run yet": a model reads that as "call again", which parks a second approval (both approved, it runs twice)
+        `This call waits for the user's approval: ${view.summary}. ` +
+        (urlInText
+          ? `Ask the user to approve or deny it at ${url} (the link works once). `
+          : 'The application has a link where the user can approve or deny it; ask the user to do so there. ') +
+        'It runs once approved there, without another call. Calling this tool again would ask for a second, separate approval.'
   const meta: Record<string, string> = { confirmId: view.confirmId, summary: view.summary }
   if (url !== undefined) meta.url = url
   return withMeta({ ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true }, { [MCP_CONFIRMATION_META_KEY]: meta })
