@@ -812,3 +812,29 @@ describe.each(faultBackends)('store faults and races on the $name store', (backe
     expect(runs).toEqual(['charge'])
   })
 })
+
+describe('undo payloads in a store', () => {
+  it('a call that registered an undo payload answers once the store holds it: another manager can undo it right away', async () => {
+    const store = new MemoryStore()
+    const put = store.putUndo.bind(store)
+    // a slow store write (a busy database)
+    store.putUndo = (entry) => new Promise((r) => setTimeout(r, 100)).then(() => put(entry))
+    const make = (): ToolManager => {
+      const tm = new ToolManager({ store })
+      tm.register({
+        name: 'rename',
+        inputSchema: anyObject,
+        run: (input: { from: string; to: string }, ctx: ToolContext) => {
+          ctx.registerUndo({ from: input.to, to: input.from })
+          return { renamed: input.to }
+        },
+        undo: (payload) => ({ restored: (payload as { to: string }).to }),
+      })
+      return tm
+    }
+    const a = make()
+    const b = make()
+    const done = await a.call('rename', { from: 'a.txt', to: 'b.txt' })
+    expect(await b.undo(done.callId!)).toMatchObject({ status: 'ok', data: { restored: 'a.txt' } })
+  })
+})

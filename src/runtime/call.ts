@@ -235,7 +235,12 @@ export class Call implements ToolContext {
     if (typeof this.#entry.def.undo !== 'function') {
       throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
     }
-    this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore))
+    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore))
+    // with a store: the call answers once the payload is written, so that tm.undo on any instance finds it
+    if (written !== undefined) {
+      const x = this.#more()
+      x.wait = x.wait === undefined ? written : Promise.all([x.wait, written])
+    }
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {

@@ -602,7 +602,7 @@ export class ToolManager {
   }
 
   /** A JSON undo payload for the tool's `undo(payload, ctx)`: in the store when there is one, else a closure here. */
-  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void {
+  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void | Promise<void> {
     if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload)
     const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
     const toolName = entry.name

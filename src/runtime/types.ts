@@ -61,8 +61,8 @@ export interface CallHost {
   /** Emits `error` with what was thrown. Never throws. */
   reportError(callId: string, tool: string, error: unknown): void
   registerUndo(callId: string, restore: () => unknown): void
-  /** Registers a JSON payload for the tool's `undo(payload, ctx)`: in the store when there is one. */
-  registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void
+  /** Registers a JSON payload for the tool's `undo(payload, ctx)`: in the store when there is one (resolves once the store holds it; never rejects). */
+  registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void | Promise<void>
   canUndo(callId: string): boolean
   /** The ids of a new confirmation: `id` to park it under, `handle` to hand out (a signed token with an `approvalSecret`). */
   newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string }

@@ -18,8 +18,8 @@ export class Undos {
 
   constructor(private readonly ctx: DurableContext) {}
 
-  /** Records an undo payload for a call (once per call). */
-  put(callId: string, tool: string, payload: JsonValue): void {
+  /** Records an undo payload for a call (once per call); resolves once the store holds it (a failure is reported, never rejected). */
+  put(callId: string, tool: string, payload: JsonValue): Promise<void> {
     const write = this.ctx.store.putUndo({ callId, tool, payload }).then(
       () => {
         this.undoable.add(callId)
@@ -31,6 +31,7 @@ export class Undos {
     void write.finally(() => {
       if (this.writes.get(callId) === write) this.writes.delete(callId)
     })
+    return write
   }
 
   /** Whether this process wrote an undo for the call that has not been taken (another instance may have taken it). */
