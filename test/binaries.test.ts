@@ -16,7 +16,7 @@ const tool = (cmd: string, args: string[]): string => execFileSync(cmd, args, { 
 
 interface Target {
   triple: string
-  dir: string
+  dir: string | undefined
   file: string
 }
 const ABI: Record<string, string> = {
@@ -32,7 +32,7 @@ const ABI: Record<string, string> = {
 }
 const targets: Target[] = pkg.napi.targets.map((triple) => {
   const dir = ABI[triple]
-  return { triple, dir, file: join(root, 'npm', dir, triple.startsWith('wasm32') ? 'toolwire.wasm32-wasi.wasm' : `toolwire.${dir}.node`) }
+  return { triple, dir, file: join(root, 'npm', dir ?? triple, triple.startsWith('wasm32') ? 'toolwire.wasm32-wasi.wasm' : `toolwire.${dir}.node`) }
 })
 
 it('knows every configured target', () => {
@@ -46,11 +46,12 @@ function elf(file: string, arch: 'x64' | 'arm64', libc: 'gnu' | 'musl'): void {
   const entry = tool('readelf', ['--dyn-syms', '-W', file]).split('\n').find((l) => / napi_register_module_v1$/.test(l))
   expect(entry).toMatch(/FUNC\s+GLOBAL\s+DEFAULT\s+\d+ napi_register_module_v1$/)
   const versions = [...new Set(tool('readelf', ['-V', '-W', file]).match(/GLIBC_\d+(\.\d+)+/g) ?? [])]
-  const needed = [...tool('readelf', ['-d', '-W', file]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1])
+  const needed = [...tool('readelf', ['-d', '-W', file]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1] ?? '')
   if (libc === 'gnu') {
-    const newest = versions.map((v) => v.slice('GLIBC_'.length).split('.').map(Number)).sort((a, b) => b[0] - a[0] || b[1] - a[1])[0]
+    // the pattern above has a major and a minor version
+    const newest = versions.map((v) => v.slice('GLIBC_'.length).split('.').map(Number) as [number, number]).sort((a, b) => b[0] - a[0] || b[1] - a[1])[0]
     expect(newest, `newest glibc symbol version of ${versions.join(' ')}`).toBeDefined()
-    expect(newest[0] * 100 + newest[1]).toBeLessThanOrEqual(217)
+    expect(newest![0] * 100 + newest![1]).toBeLessThanOrEqual(217)
   } else {
     expect(versions).toEqual([])
     expect(needed.some((n) => n.startsWith('libc.so') || n.includes('musl'))).toBe(true)
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
 function loadsInMusl(file: string): void {
   const dir = mkdtempSync(join(tmpdir(), 'toolwire-musl-'))
   try {
-    const napi = [...new Set(tool('readelf', ['--dyn-syms', '-W', file]).split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f[6] === 'UND' && f[7]?.startsWith('napi_')).map((f) => f[7].replace(/@.*/, '')))]
+    const napi = [...new Set(tool('readelf', ['--dyn-syms', '-W', file]).split('\n').map((l) => l.trim().split(/\s+/)).flatMap((f) => (f[6] === 'UND' && f[7]?.startsWith('napi_') ? [f[7].replace(/@.*/, '')] : [])))]
     expect(napi.length).toBeGreaterThan(10)
     writeFileSync(join(dir, 'stubs.c'), napi.map((n) => `int ${n}(void) { return 0; }\n`).join(''))
     writeFileSync(join(dir, 'dl.c'), DLOPEN_C)

@@ -210,7 +210,7 @@ describe('a copied view renders as the live view on every wire', () => {
     expect(copy).toMatchObject({ status: 'ok', untrusted: true, parts: [{ type: 'image', mimeType: 'image/png', data: PNG }] })
     expect(toAnthropic(copy, { toolUseId: 't' }).content.map((c) => c.type)).toEqual(['text', 'image'])
     expect(toModel(JSON.parse(JSON.stringify(views[0])) as CallResult).output).toContain('<untrusted-content>')
-    expect(toModel(structuredClone(views[1])).output).toContain('<untrusted-content>')
+    expect(toModel(structuredClone(views[1]!)).output).toContain('<untrusted-content>')
     // a view states its model text only when its status fields do not give it
     expect(views[3]).toMatchObject({ status: 'ok', data: [1, 2, 3], modelText: 'three rows' })
     expect(modelTextOf(views[3]!)).toBe('three rows')
@@ -250,7 +250,8 @@ describe('views are deeply frozen and JSON-safe', () => {
     expect(view).toMatchObject({ status: 'ok', data: { rows: [{ id: 1 }], when: '1970-01-01T00:00:00.000Z' } })
     expect(deepFrozenPath(view)).toBeUndefined()
     structured.rows[0]!.id = 2
-    expect((view as { data: { rows: { id: number }[] } }).data.rows[0]!.id).toBe(1)
+    if (view.status !== 'ok') throw new Error(view.status)
+    expect((view.data as { rows: { id: number }[] }).rows[0]!.id).toBe(1)
     expect(JSON.parse(JSON.stringify(view))).toEqual(view)
   })
 

@@ -137,8 +137,8 @@ describe('demo tools', () => {
 
   it('search_text skips binary files, node_modules and .git, never follows links out, and bounds its output', async () => {
     const r = await tm.call('search_text', { query: 'needle' })
-    expect(r.status).toBe('ok')
-    const data = (r as { data: { matches: { path: string; line: number }[]; truncated: boolean } }).data
+    if (r.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(r)}`)
+    const data = r.data as { matches: { path: string; line: number }[]; truncated: boolean }
     expect(data.matches.map((m) => `${m.path}:${m.line}`)).toEqual(['notes.txt:2', 'sub/a.txt:1', 'sub/a.txt:3', 'sub/deeper/b.md:1'])
     expect(data.truncated).toBe(false)
     const bounded = await tm.call('search_text', { query: 'needle', maxMatches: 2 })

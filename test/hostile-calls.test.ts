@@ -959,8 +959,9 @@ describe('form tool preview', () => {
     tm.register({ ...tool, needsConfirmation: true })
     const input = { address: { city: 'Bergen', zip: '5003' }, tags: ['b'] }
     const view = await tm.call('profile', input)
-    expect(view.status).toBe('needs_confirmation')
-    const changes = (view as { changes: { before?: { city?: string } }[] }).changes
+    if (view.status !== 'needs_confirmation') throw new Error(`expected needs_confirmation, got ${JSON.stringify(view)}`)
+    expect(view.changes).toBeDefined()
+    const changes = view.changes!
     expect(deepFrozen(changes)).toBe(true)
     const before = changes[0]!.before as { city: string }
     expect(() => {

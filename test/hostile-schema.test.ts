@@ -46,12 +46,6 @@ const LOOPS: Record<string, object> = {
   'loop in a property schema': { type: 'object', properties: { p: { $ref: '#/$defs/a' } }, $defs: { a: { not: { $ref: '#/$defs/a' } } } },
 }
 
-function nested(depth: number, leaf: unknown = 1): unknown {
-  let value = leaf
-  for (let i = 0; i < depth; i++) value = [value]
-  return value
-}
-
 function register(tm: ToolManager, inputSchema: unknown, name = 't'): void {
   tm.register({ name, inputSchema: inputSchema as never, run: () => ok(true) })
 }

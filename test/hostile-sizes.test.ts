@@ -3,7 +3,7 @@
 // exponential, and a sparse or typed array is measured before it is walked). Each is refused
 // with a typed result or a SchemaError, and the call settles.
 import { describe, expect, it } from 'vitest'
-import { SchemaError, ToolManager } from '../src/index.js'
+import { SchemaError, ToolManager, type JsonSchema } from '../src/index.js'
 import { UnknownToolError } from '../src/mcp/server.js'
 import { MAX_VALUES } from '../src/core/json.js'
 import { MAX_INPUT_VALUES, MAX_SCHEMA_VALUES } from '../src/core/validate.js'
@@ -57,7 +57,7 @@ describe('values too big to walk', () => {
   it('a schema holding more values than are read is a SchemaError at register, shared sub-schemas counted per path', () => {
     const tm = new ToolManager()
     const bigEnum = { type: 'object', properties: { x: { enum: Array.from({ length: MAX_SCHEMA_VALUES + 1 }, (_, i) => i) } } }
-    let props: object = { type: 'string' }
+    let props: JsonSchema = { type: 'string' }
     for (let i = 0; i < 40; i++) props = { type: 'object', properties: { a: props, b: props } }
     for (const [name, inputSchema] of Object.entries({ bigEnum, sharedProps: props })) {
       expect(() => tm.register({ name, inputSchema, run: () => 1 }), name).toThrow(SchemaError)
@@ -75,7 +75,7 @@ describe('values too big to walk', () => {
   })
 
   it('a chain of sub-schemas each applied twice to one item is a SchemaError at register, on the ajv route too', () => {
-    const chain = (length: number): object => {
+    const chain = (length: number): JsonSchema => {
       const defs: Record<string, object> = {}
       for (let i = 0; i < length; i++) {
         const next = { $ref: `#/$defs/d${i + 1}` }

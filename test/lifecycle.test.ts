@@ -21,6 +21,7 @@ import {
   type CallResult,
   type EvidenceRecord,
   type EvidenceStore,
+  type ModelResult,
   type OutcomeInvocation,
   type ToolContext,
   type ToolEvents,
@@ -246,7 +247,7 @@ describe('suspensions', () => {
     expect(pendingOf(auth)?.kind).toBe('authorization')
     expect(pendingOf(auth)?.url).toBe('https://example.com/login')
 
-    expect(pendingOf({ output: 'done', isError: false })).toBeUndefined()
+    expect(pendingOf({ output: 'done', isError: false } as ModelResult)).toBeUndefined()
     expect(pendingOf(undefined)).toBeUndefined()
     // ids are distinct correlation keys
     expect(pendingOf(pending({ kind: 'input' }))!.id).not.toBe(pendingOf(pending({ kind: 'input' }))!.id)
@@ -1085,8 +1086,8 @@ describe('form fills', () => {
     const secrets = ['old-secret-pw', 'new-secret-pw', '4000000000000002', '4111111111111111', '9876']
 
     const r = await tm.call('profile', { password: 'new-secret-pw', 'cc-number': '4111111111111111', pin: '9876', name: 'Ada' })
-    expect(r.status).toBe('ok')
-    const data = (r as { data: { changes: unknown[] } }).data
+    if (r.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(r)}`)
+    const data = r.data as { changes: unknown[] }
     expect(data.changes).toEqual([
       { path: '/password', before: '[redacted]', after: '[redacted]' },
       { path: '/cc-number', before: '[redacted]', after: '[redacted]' },

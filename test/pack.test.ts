@@ -53,7 +53,8 @@ describe('packed install', () => {
   it('lists a platform package for every napi target, and each declares its os, cpu and libc', () => {
     const out = join(work, 'release')
     const main = run(process.execPath, [join(root, 'scripts/pack.mjs'), out], root).trim().split('\n')[0]
-    const manifest = JSON.parse(run('tar', ['-xOzf', main, 'package/package.json'], root)) as { optionalDependencies: Record<string, string> }
+    expect(main).toMatch(/\.tgz$/)
+    const manifest = JSON.parse(run('tar', ['-xOzf', main!, 'package/package.json'], root)) as { optionalDependencies: Record<string, string> }
     const dirs = readdirSync(join(root, 'npm')).sort()
     expect(Object.keys(manifest.optionalDependencies).sort()).toEqual(dirs.map((d) => `toolwire-${d}`))
     expect(Object.values(manifest.optionalDependencies).every((v) => v === pkg.version)).toBe(true)
@@ -126,10 +127,11 @@ describe.skipIf(!wasmBuilt)('packed install of the WebAssembly fallback', () => 
   beforeAll(() => {
     ensureBuilt()
     const [main, wasm] = run(process.execPath, [join(root, 'scripts/pack.mjs'), join(work, 'wasm-tarballs'), '--only=wasm32-wasi'], root).trim().split('\n')
+    expect(main).toMatch(/\.tgz$/)
     mkdirSync(wasmProject, { recursive: true })
     const consumer = { name: 'consumer', version: '1.0.0', private: true, overrides: { 'toolwire-wasm32-wasi': `file:${wasm}` } }
     writeFileSync(join(wasmProject, 'package.json'), JSON.stringify(consumer))
-    run('npm', ['install', '--cpu=wasm32', '--prefer-offline', '--no-audit', '--no-fund', main], wasmProject)
+    run('npm', ['install', '--cpu=wasm32', '--prefer-offline', '--no-audit', '--no-fund', main!], wasmProject)
     installed = readdirSync(join(wasmProject, 'node_modules')).filter((d) => d.startsWith('toolwire'))
   })
   afterAll(() => rmSync(work, { recursive: true, force: true }))

@@ -319,7 +319,7 @@ describe('ToolManager properties', () => {
     tm.register({ name: 'echo', inputSchema: { type: 'object' }, run: (input: unknown) => (seen.push(input), input) })
     tm.register({
       name: 'strict',
-      inputSchema: JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object"}},"additionalProperties":false}') as object,
+      inputSchema: JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object"}},"additionalProperties":false}') as JsonSchema,
       run: (input: unknown) => input,
     })
     const text = '{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}'
