@@ -83,6 +83,10 @@ Options:
   -h, --help        show this help
   -v, --version     show the version
 
+TOOLWIRE_DEBUG=1 prints each tool exception (tool, call id, name, message,
+stack) and transport errors to stderr: for the operator only, as it shows
+what a tool put in its exception.
+
 Exit codes of call: 0 ok, 1 error, 2 invalid, 3 refused, 4 needs_confirmation,
 5 pending, 6 cancelled, 64 usage error.`
 
@@ -289,6 +293,7 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
       sweeping.unref()
     }
     const debug = process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== ''
+    if (debug) debugToolErrors(tm, io)
     const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
     if (listen !== undefined) return await serveOverHttp(rt, tm, p, listen, what, debug, io, durable)
     const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
@@ -422,7 +427,7 @@ async function serveOverHttp(
   return 0
 }
 
-async function call(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): Promise<number> {
+async function call(rt: Runtime, p: Parsed, io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
   const [tool, json = '{}', ...rest] = p.positionals
   if (tool === undefined) throw new UsageError('call needs a tool name')
   if (rest.length > 0) throw new UsageError('call takes a tool name and one JSON argument (quote it)')
@@ -432,6 +437,7 @@ async function call(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): P
     if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new UsageError('--timeout takes a positive number of milliseconds')
   }
   const tm = (await managerFor(rt, p.module, p.root)) as ToolManager
+  if (process.env.TOOLWIRE_DEBUG !== undefined && process.env.TOOLWIRE_DEBUG !== '') debugToolErrors(tm, io)
   const controller = new AbortController()
   const onSignal = (): void => controller.abort()
   process.once('SIGINT', onSignal)
@@ -462,6 +468,33 @@ async function tools(rt: Runtime, p: Parsed, io: { out: (s: string) => void }): 
   const rows = [['NAME', 'HINTS', 'DESCRIPTION'], ...manifest.map((e) => [e.name, hintList(e as never) || '-', (e.description ?? '').split('\n')[0]!])]
   io.out(table(rows) + '\n')
   return 0
+}
+
+/**
+ * Under TOOLWIRE_DEBUG: each `error` event (a tool's exception) on stderr, for the operator:
+ * the tool, the call id, the exception's name, message and stack. It shows whatever the tool
+ * put in its exception (it may hold secrets), hence only on request; never on stdout, which
+ * carries the result of `call` and the frames of stdio MCP.
+ */
+function debugToolErrors(tm: Pick<ServableManager, 'on'>, io: { err: (s: string) => void }): void {
+  tm.on('error', (event) => {
+    try {
+      const { error } = event
+      let name: string
+      try {
+        const kind = error === null ? 'null' : typeof error
+        name = error instanceof Error ? String(error.name) : `(${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind})`
+      } catch {
+        name = '(an unreadable error)'
+      }
+      // the stack's frames (its first lines repeat the message, which may span several)
+      const frames = event.stack === undefined ? [] : event.stack.split('\n').filter((line) => /^\s+at /.test(line))
+      const stack = frames.length > 0 ? frames.join('\n') : (event.stack ?? '')
+      io.err(`toolwire: [debug] tool ${JSON.stringify(event.tool)} threw (call ${event.callId}): ${name}: ${event.message}\n${stack === '' ? '' : `${stack}\n`}`)
+    } catch {
+      // stderr is gone: nothing to tell
+    }
+  })
 }
 
 /**
