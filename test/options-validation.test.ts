@@ -116,3 +116,37 @@ describe('a store that cannot be opened', () => {
     })
   }
 })
+
+describe("the manager's numeric options are checked as a tool's own are", () => {
+  const bad: readonly [string, ToolManagerOptions, RegExp][] = [
+    ['a negative timeoutMs', { timeoutMs: -5 }, /timeoutMs must be a positive number/],
+    ['a timeoutMs that is a string', { timeoutMs: '100' as unknown as number }, /timeoutMs must be a positive number/],
+    ['a zero confirmTtlMs', { confirmTtlMs: 0 }, /confirmTtlMs must be a positive finite number/],
+    ['an endless confirmTtlMs', { confirmTtlMs: Infinity }, /confirmTtlMs must be a positive finite number/],
+    ['a leaseMs that is not a number', { leaseMs: 'x' as unknown as number }, /leaseMs must be a positive finite number/],
+    ['a NaN leaseMs', { leaseMs: NaN }, /leaseMs must be a positive finite number/],
+    ['a fractional queueLimit', { queueLimit: 1.5 }, /queueLimit must be a non-negative integer or Infinity/],
+    ['a negative undoLimit', { undoLimit: -1 }, /undoLimit must be a non-negative integer or Infinity/],
+    ['a development flag that is a string', { development: 'yes' as unknown as boolean }, /development must be a boolean/],
+  ]
+  for (const [what, options, message] of bad) {
+    it(`${what} is a TypeError naming it`, () => {
+      const err = thrownBy(options)
+      expect(err).toBeInstanceOf(TypeError)
+      expect((err as Error).message).toMatch(message)
+    })
+  }
+
+  it('good values, and the edges that mean "no bound", are accepted', () => {
+    expect(thrownBy({ timeoutMs: 1, confirmTtlMs: 60_000, leaseMs: 30_000, queueLimit: 0, undoLimit: Infinity, development: false })).toBeUndefined()
+    expect(thrownBy({ timeoutMs: Infinity, queueLimit: Infinity, undoLimit: 0 })).toBeUndefined()
+  })
+
+  it("a tool's concurrency.queue is checked when it is registered", () => {
+    const tm = new ToolManager()
+    expect(() => tm.register({ name: 't', inputSchema: { type: 'object' }, concurrency: { limit: 1, queue: -1 }, run: () => 1 })).toThrow(
+      /tool "t" concurrency.queue must be a non-negative integer or Infinity/,
+    )
+    expect(() => tm.register({ name: 'u', inputSchema: { type: 'object' }, concurrency: { limit: 1, queue: 0 }, run: () => 1 })).not.toThrow()
+  })
+})

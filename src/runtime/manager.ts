@@ -87,6 +87,32 @@ export interface ToolManagerOptions extends SchemaOptions {
 
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
 
+/** A non-negative integer, or `Infinity` (no bound). */
+function isCount(n: unknown): boolean {
+  return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
+}
+
+/**
+ * The manager's numeric options, checked as a tool's own are: a TypeError naming the option,
+ * never a manager that quietly misbehaves (a negative timeout firing at once, a lease the
+ * store cannot hold).
+ */
+function checkManagerOptions(options: ToolManagerOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('toolwire: new ToolManager() takes an options object')
+  const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', finite: boolean): void => {
+    const v: unknown = options[name]
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && (!finite || Number.isFinite(v)))) {
+      throw new TypeError(`toolwire: ${name} must be a positive${finite ? ' finite' : ''} number`)
+    }
+  }
+  positive('timeoutMs', false)
+  positive('confirmTtlMs', true)
+  positive('leaseMs', true)
+  if (options.queueLimit !== undefined && !isCount(options.queueLimit)) throw new TypeError('toolwire: queueLimit must be a non-negative integer or Infinity')
+  if (options.undoLimit !== undefined && !isCount(options.undoLimit)) throw new TypeError('toolwire: undoLimit must be a non-negative integer or Infinity')
+  if (options.development !== undefined && typeof options.development !== 'boolean') throw new TypeError('toolwire: development must be a boolean')
+}
+
 /** A parked call: a confirmation or a suspension, continued later. */
 interface Parked {
   readonly kind: ParkKind
@@ -165,6 +191,7 @@ export class ToolManager {
   private readonly host: CallHost
 
   constructor(options: ToolManagerOptions = {}) {
+    checkManagerOptions(options)
     this.options = options
     this.compiler = new SchemaCompiler(options)
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
@@ -239,6 +266,7 @@ export class ToolManager {
       throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer`)
     }
     const queueLimit = typeof c === 'object' && c.queue !== undefined ? c.queue : (this.options.queueLimit ?? 100)
+    if (!isCount(queueLimit)) throw new TypeError(`toolwire: tool "${name}" concurrency.queue must be a non-negative integer or Infinity`)
     if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
       throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
     }
