@@ -21,7 +21,6 @@ import {
   type CallResult,
   type EvidenceRecord,
   type EvidenceStore,
-  type ModelResult,
   type OutcomeInvocation,
   type ToolContext,
   type ToolEvents,
@@ -247,7 +246,9 @@ describe('suspensions', () => {
     expect(pendingOf(auth)?.kind).toBe('authorization')
     expect(pendingOf(auth)?.url).toBe('https://example.com/login')
 
-    expect(pendingOf({ output: 'done', isError: false } as ModelResult)).toBeUndefined()
+    expect(pendingOf({ output: 'done', isError: false })).toBeUndefined()
+    const plain = { output: 'done', isError: false } // a variable of its own inferred type (no metadata): still accepted
+    expect(pendingOf(plain)).toBeUndefined()
     expect(pendingOf(undefined)).toBeUndefined()
     // ids are distinct correlation keys
     expect(pendingOf(pending({ kind: 'input' }))!.id).not.toBe(pendingOf(pending({ kind: 'input' }))!.id)

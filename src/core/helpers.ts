@@ -94,8 +94,17 @@ export function authRequired(url: string, prompt?: string): ModelResult {
   return pending(prompt === undefined ? { kind: 'authorization', url } : { kind: 'authorization', url, prompt })
 }
 
-/** Reads the suspension back off a result, or `undefined` for an ordinary one. */
-export function pendingOf(result: { readonly metadata?: { readonly [key: string]: unknown } } | null | undefined): PendingRequest | undefined {
+/**
+ * Reads the suspension back off a model result (what `pending()` made, or any
+ * `{ output, isError, metadata? }`), or `undefined` for an ordinary one. For a canonical
+ * `ToolResult`, use `result.pendingRequest()`.
+ *
+ * ```ts
+ * pendingOf(authRequired('https://example.com/login'))?.kind // 'authorization'
+ * pendingOf({ output: 'done', isError: false }) // undefined
+ * ```
+ */
+export function pendingOf(result: ModelResult | { readonly metadata?: { readonly [key: string]: unknown } } | null | undefined): PendingRequest | undefined {
   const p = result?.metadata?.pending
   return typeof p === 'object' && p !== null && typeof (p as PendingRequest).kind === 'string' ? (p as PendingRequest) : undefined
 }
