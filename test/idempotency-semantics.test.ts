@@ -1,9 +1,11 @@
 /**
  * What an idempotency key answers after a run that did not succeed (issue #15, found by a
  * new-user trial), on every store kind of test/stores.ts (memory, SQLite, PostgreSQL):
- * - a failure the tool marked retryable frees the key (a retry with it runs again, and its
- *   success is then replayed); with the tool's own `retry`, the ledger sees the last attempt;
- * - a non-retryable failure is settled and replayed, the tool is not run again;
+ * - a retryable failure of a tool marked `hints.idempotent` frees the key (a retry with it runs
+ *   again, and its success is then replayed); with the tool's own `retry`, the ledger sees the
+ *   last attempt;
+ * - a retryable failure of a tool not marked idempotent, and a non-retryable failure, are
+ *   settled and replayed: the tool is not run again (it may have done its effect before failing);
  * - a call that timed out or was cancelled while its body ran is `outcome_unknown` for a retry
  *   with its key, with a text that says so (not the crash text), on this manager and on another
  *   one on the same store; the body is not run again;
@@ -75,13 +77,14 @@ function stubborn() {
 
 for (const kind of kinds) {
   describe(`idempotency keys after an unsuccessful run (${kind.name} store)`, () => {
-    it.skipIf(kind.skip)('a retryable failure frees the key: the retry runs again, and its success is then replayed', async () => {
+    it.skipIf(kind.skip)("an idempotent tool's retryable failure frees the key: the retry runs again, and its success is then replayed", async () => {
       const { a, b } = await pair(kind)
       const tm = new ToolManager({ store: a })
       let runs = 0
       tm.register({
         name: 'sync',
         inputSchema: anyObject,
+        hints: { idempotent: true },
         run: () => {
           runs++
           if (runs === 1) throw networkError(true)
@@ -101,6 +104,26 @@ for (const kind of kinds) {
       other.register({ name: 'sync', inputSchema: anyObject, run: () => ({ synced: ++runs }) })
       expect(await other.call('sync', { id: 1 }, { idempotencyKey: 's-1' })).toMatchObject({ status: 'ok', data: { synced: 2 }, replayed: true })
       expect(runs).toBe(2)
+    })
+
+    it.skipIf(kind.skip)('a retryable failure of a tool not marked idempotent is final for its key: replayed, never run again', async () => {
+      const { a, b } = await pair(kind)
+      const tm = new ToolManager({ store: a })
+      let runs = 0
+      // the charge went out, then the connection dropped before the answer: running it again could charge twice
+      const charge = (): never => {
+        runs++
+        throw networkError(true)
+      }
+      tm.register({ name: 'charge', inputSchema: anyObject, run: charge })
+      const first = await tm.call('charge', { cents: 5 }, { idempotencyKey: 'c-1' })
+      expect(first).toMatchObject({ status: 'error', kind: 'network' })
+      expect(errorOf(first).retryable).toBe(true)
+      expect(await tm.call('charge', { cents: 5 }, { idempotencyKey: 'c-1' })).toMatchObject({ status: 'error', kind: 'network', replayed: true })
+      const other = new ToolManager({ store: b })
+      other.register({ name: 'charge', inputSchema: anyObject, run: charge })
+      expect(await other.call('charge', { cents: 5 }, { idempotencyKey: 'c-1' })).toMatchObject({ status: 'error', kind: 'network', replayed: true })
+      expect(runs).toBe(1)
     })
 
     it.skipIf(kind.skip)("with the tool's own retries, the ledger sees only the last attempt", async () => {

@@ -901,11 +901,13 @@ export class Call implements ToolContext {
         if (x === undefined || ticket === undefined) return
         x.ticket = undefined
         const bodyActive = (c.#flags & BODY_ACTIVE) !== 0
-        // a finished body's retryable failure (the last attempt of `retry`) frees the key, so a
-        // retry with it runs again; settled while its body still runs (timed out, cancelled):
-        // what the body does is not known, and the recorded outcome says why
+        // an idempotent tool's retryable failure, its body finished (the last attempt of `retry`),
+        // frees the key, so a retry with it runs again: the rule toolwire's own retries follow. A
+        // tool not marked idempotent may have done its effect before failing: its failure is final
+        // for the key. Settled while its body still runs (timed out, cancelled): what the body
+        // does is not known, and the recorded outcome says why
         const settled =
-          !bodyActive && c.#result?.error()?.retryable === true
+          !bodyActive && c.#entry.def.hints?.idempotent === true && c.#result?.error()?.retryable === true
             ? c.#host.ledgerRelease(ticket, c.callId, c.#entry.name)
             : c.#host.ledgerSettle(ticket, bodyActive ? interruptedOutcomeResult(c.#result) : c.#canonicalResult(), c.callId, c.#entry.name)
         x.wait = x.wait === undefined ? settled : Promise.all([x.wait, settled])
