@@ -12,8 +12,9 @@ import { spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/manager.js'
+import { STORE_WAIT_MS } from '../src/runtime/call.js'
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
 import { MemoryStore, StoreClosedError, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
@@ -30,6 +31,7 @@ afterAll(async () => {
 })
 
 const anyObject = { type: 'object' } as const
+const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 const SECRET = 'an approval secret of enough bytes'
 const KEY = 'a'.repeat(64)
 
@@ -810,6 +812,37 @@ describe.each(faultBackends)('store faults and races on the $name store', (backe
     await evidence.settled()
     expect((await b.readEvidence()).filter((r) => r.callId === deadId)).toMatchObject([{ tool: 'charge', status: 'failed', result: { error: { code: 'outcome_unknown' } } }])
     expect(runs).toEqual(['charge'])
+  })
+})
+
+describe('a store that never answers', () => {
+  it('a call waits for its store writes at most STORE_WAIT_MS: then its view is handed out, with an error event', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const store = new MemoryStore()
+      store.putUndo = () => new Promise<void>(() => {}) // a store that hangs on this write
+      const tm = new ToolManager({ store })
+      const errors: string[] = []
+      tm.on('error', (e) => errors.push(describeError(e.error)))
+      tm.register({
+        name: 'rename',
+        inputSchema: anyObject,
+        run: (input: { to: string }, ctx: ToolContext) => {
+          ctx.registerUndo({ to: input.to })
+          return { renamed: input.to }
+        },
+        undo: () => ({ restored: true }),
+      })
+      let view: CallResult | undefined
+      void tm.call('rename', { to: 'b.txt' }).then((v) => (view = v))
+      await vi.advanceTimersByTimeAsync(STORE_WAIT_MS - 1)
+      expect(view).toBeUndefined() // still waiting for the store
+      await vi.advanceTimersByTimeAsync(1)
+      expect(view).toMatchObject({ status: 'ok', data: { renamed: 'b.txt' } })
+      expect(errors).toEqual([expect.stringMatching(/the store did not answer within 10000 ms/)])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 

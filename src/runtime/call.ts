@@ -73,6 +73,13 @@ export interface CallStages {
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
+ * How long a settled call waits for the store writes its view depends on (the ledger, a
+ * parked call, an undo payload, the evidence) before it hands the view out anyway: a store
+ * that never answers must not hang the call. An `error` event says so.
+ */
+export const STORE_WAIT_MS = 10_000
+
+/**
  * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
  * The start is derived from the end so that it never follows it: `performance.timeOrigin`
  * drifts from `Date.now()` in a long-lived process.
@@ -814,7 +821,25 @@ export class Call implements ToolContext {
     }
     const wait = this.#x?.wait
     if (wait === undefined) this.#deliver(view)
-    else void wait.then(() => this.#deliver(view))
+    else this.#deliverAfter(wait, view)
+  }
+
+  /** Delivers `view` once `wait` settles, or after {@link STORE_WAIT_MS} with an `error` event. */
+  #deliverAfter(wait: Promise<unknown>, view: CallResult): void {
+    let delivered = false
+    const deliver = (): void => {
+      if (delivered) return
+      delivered = true
+      clearTimeout(timer)
+      this.#deliver(view)
+    }
+    const timer = setTimeout(() => {
+      if (delivered) return
+      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${STORE_WAIT_MS} ms; the call's view is handed out without waiting for it`))
+      deliver()
+    }, STORE_WAIT_MS)
+    // the waits never reject (each reports its own failure); a rejection still delivers
+    wait.then(deliver, deliver)
   }
 
   /** Hands the settled view (or settlement) to the caller. */
