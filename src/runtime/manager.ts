@@ -162,7 +162,8 @@ export class ToolManager {
   /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
   private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
   private readonly parked = new Map<string, Parked>()
-  private readonly undos = new Map<string, () => unknown>()
+  /** Closure undos by call id, with the name of the tool whose call registered them (for the undo's `call_end`). */
+  private readonly undos = new Map<string, { readonly tool: string; readonly restore: () => unknown }>()
   /** Every event has a slot from the start (a fixed shape keeps the per-call checks cheap). */
   private readonly listeners: { [E in ToolEventName]: Listener<E>[] | undefined } = {
     call_start: undefined,
@@ -490,8 +491,8 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
     const parked = this.parked.get(confirmId)
     const refusal = this.checkParked(parked, 'confirmation')
-    // a refusal of a known parked call (used, expired, another kind) carries its tool and call id
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
+    // a refusal of a known parked call (used, expired) carries its tool and call id; one for an id of another kind names none
+    if (refusal !== undefined) return this.refuseParked(parked, 'confirmation', refusal)
     const p = parked!
     p.used = true
     const outcome = approve
@@ -508,7 +509,7 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
-    if (refusal !== undefined) return this.settleEarly(parked?.entry.name ?? 'unknown', parked && { callId: parked.callId }, refusal)
+    if (refusal !== undefined) return this.refuseParked(parked, 'suspension', refusal)
     const p = parked!
     p.used = true
     return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)
@@ -523,6 +524,12 @@ export class ToolManager {
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
     return new Call(this.host, entry, callId, input, options, 'view', continuation).start() as Promise<CallResult>
+  }
+
+  /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
+  private refuseParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension', refusal: ToolResult): Promise<CallResult> {
+    const about = parked !== undefined && parked.kind === kind ? parked : undefined
+    return this.settleEarly(about?.entry.name ?? 'unknown', about && { callId: about.callId }, refusal)
   }
 
   private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
@@ -572,7 +579,7 @@ export class ToolManager {
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
-      runUndo: (callId, restore) => this.runUndo(callId, restore),
+      runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),
       reportError: (callId, tool, error) => this.reportError(callId, tool, error),
       emit: (event, payload) => this.emit(event, payload),
       evidence: this.evidence,
@@ -597,36 +604,76 @@ export class ToolManager {
     for (const [id, p] of this.parked) if (now > p.expiresAt) this.parked.delete(id)
   }
 
-  /** Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects. */
+  /**
+   * Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects.
+   * An undo whose run fails (its view is not `ok`) stays registered: `tm.undo` may try it again.
+   */
   undo(callId: string): Promise<CallResult> {
-    const restore = this.undos.get(callId)
+    const registered = this.undos.get(callId)
     const tool = 'undo'
     // through the store: exactly one manager on it takes the undo
-    if (restore === undefined && this.durable !== undefined) return this.durable.undos.undo(callId)
-    if (restore === undefined) {
+    if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId)
+    if (registered === undefined) {
       return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
+    // taken while it runs: a concurrent tm.undo of the call is refused
     this.undos.delete(callId)
-    return this.runUndo(callId, restore)
+    return this.runUndo(callId, registered.tool, registered.restore, (ok) => {
+      // a failed undo is put back, unless the call id was given another undo meanwhile
+      if (!ok && !this.undos.has(callId)) this.registerUndo(callId, registered.restore, registered.tool)
+    })
   }
 
-  /** Runs an undo and gives its view. Never rejects. */
-  private runUndo(callId: string, restore: () => unknown): Promise<CallResult> {
-    const fail = (err: unknown): CallResult => {
-      this.reportError(callId, 'undo', err)
-      return viewOf(ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE)), callId)
+  /**
+   * Runs an undo and gives its view, with `call_start` and a `call_end` marked `undo: true`
+   * (the undone call's id and tool). `after(ok)` runs before `call_end` (and before the view is
+   * given): a failed undo is put back there. Never rejects.
+   */
+  private runUndo(callId: string, tool: string, restore: () => unknown, after: (ok: boolean) => void | Promise<void>): Promise<CallResult> {
+    const startedAt = Date.now()
+    if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
+    let result: ToolResult
+    const fail = (err: unknown): void => {
+      this.reportError(callId, tool, err)
+      result = ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE))
     }
+    const end = async (): Promise<CallResult> => {
+      const ok = result.statusName() === 'success'
+      try {
+        await after(ok)
+      } catch (err) {
+        this.reportError(callId, tool, err)
+      }
+      const view = viewOf(result, callId)
+      if (this.listeners.call_end !== undefined) {
+        const endedAt = Date.now()
+        const record = callRecord(callId, tool, result, startedAt, endedAt, 1, this.canUndo(callId))
+        const durationMs = Math.max(0, endedAt - startedAt)
+        this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs, result, view, record, undo: true })
+      }
+      return view
+    }
+    let value: unknown
     try {
-      return Promise.resolve(restore()).then((value) => {
-        try {
-          return viewOf(ToolResult.fromData(toFrozenJson(value)), callId)
-        } catch (err) {
-          return fail(err)
-        }
-      }, fail)
+      value = restore()
     } catch (err) {
-      return Promise.resolve(fail(err))
+      fail(err)
+      return end()
     }
+    return Promise.resolve(value).then(
+      (v) => {
+        try {
+          result = ToolResult.fromData(toFrozenJson(v))
+        } catch (err) {
+          fail(err)
+        }
+        return end()
+      },
+      (err: unknown) => {
+        fail(err)
+        return end()
+      },
+    )
   }
 
   /** A JSON undo payload for the tool's `undo(payload, ctx)`: in the store when there is one, else a closure here. */
@@ -634,12 +681,13 @@ export class ToolManager {
     if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload)
     const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
     const toolName = entry.name
-    this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })))
+    this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })), toolName)
   }
 
-  private registerUndo(callId: string, restore: () => unknown): void {
+  /** Registers a closure undo; `tool` defaults to the tool of the call in flight with this id. */
+  private registerUndo(callId: string, restore: () => unknown, tool?: string): void {
     this.undos.delete(callId)
-    this.undos.set(callId, restore)
+    this.undos.set(callId, { tool: tool ?? this.inflightCall(callId)?.toolName ?? 'undo', restore })
     const limit = this.options.undoLimit ?? 1000
     while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
   }

@@ -29,6 +29,11 @@ export interface ToolEvents {
     readonly view: CallResult
     /** The call's event record (`JSON.stringify(record)` gives the same bytes as the Rust core). */
     readonly record: CallRecord
+    /**
+     * `true` on the `call_end` of a `tm.undo` run (its `callId` and `tool` are the undone
+     * call's; `record.undo_available` says whether it can be tried again). Absent on calls.
+     */
+    readonly undo?: true
   }
   error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
   output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }

@@ -67,8 +67,8 @@ export interface DurableHost {
   run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
   early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
-  /** Runs an undo and gives its view. Never rejects. */
-  runUndo(callId: string, restore: () => unknown): Promise<CallResult>
+  /** Runs an undo of `tool`'s call and gives its view (`call_end` marked `undo`); `after(ok)` runs before the view is given. Never rejects. */
+  runUndo(callId: string, tool: string, restore: () => unknown, after: (ok: boolean) => void | Promise<void>): Promise<CallResult>
   /** Reports a store failure (the `error` event). Never throws. */
   reportError(callId: string, tool: string, error: unknown): void
   /** Emits an event of the manager. Never throws. */

@@ -1,11 +1,13 @@
 /**
  * Undo payloads in a durable store: a call's `undo` payload is written there, and taken by
- * exactly one `tm.undo(callId)`, on whichever manager on the store asks first.
+ * exactly one `tm.undo(callId)`, on whichever manager on the store asks first. A taker that
+ * cannot run it, or whose run fails, puts it back (the store needs no peek: a put-back of
+ * what one took cannot resurrect a payload another instance took).
  */
 import { REFUSALS } from '../../core/texts.js'
 import type { JsonValue } from '../../core/types.js'
 import type { CallResult } from '../../core/view.js'
-import type { UndoEntry } from '../store/types.js'
+import { StoreConflictError, type UndoEntry } from '../store/types.js'
 import type { UndoContext } from '../tool.js'
 import { refused, type DurableContext } from './shared.js'
 
@@ -46,7 +48,11 @@ export class Undos {
     return this.ctx.store.takeUndo(callId)
   }
 
-  /** Takes the call's undo payload from the store (exactly once across managers) and runs its tool's `undo`. Never rejects. */
+  /**
+   * Takes the call's undo payload from the store (exactly once across managers) and runs its
+   * tool's `undo`. A manager that cannot run it (no such tool here, or the tool has no `undo`)
+   * and a run that fails put the payload back, for another try or another instance. Never rejects.
+   */
   async undo(callId: string): Promise<CallResult> {
     const host = this.ctx.host
     let entry: UndoEntry | undefined
@@ -59,11 +65,35 @@ export class Undos {
     if (entry === undefined) return host.early('undo', undefined, refused(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message))
     const handler = host.tool(entry.tool)?.def.undo
     if (typeof handler !== 'function') {
+      // not ours to run: back in the store before refusing, for an instance that has the tool
+      await this.putBack(entry)
       // the entry names its call: the refusal carries its tool and call id
       return host.early(entry.tool, callId, refused(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message))
     }
-    const payload = entry.payload
-    const tool = entry.tool
-    return host.runUndo(callId, () => (handler as (p: unknown, c: UndoContext) => unknown)(payload, Object.freeze({ callId, toolName: tool })))
+    const taken = entry
+    const tool = taken.tool
+    return host.runUndo(
+      callId,
+      tool,
+      () => (handler as (p: unknown, c: UndoContext) => unknown)(taken.payload, Object.freeze({ callId, toolName: tool })),
+      (ok) => (ok ? undefined : this.putBack(taken)),
+    )
+  }
+
+  /**
+   * Puts back a payload this manager took and did not (successfully) run. Safe against a
+   * double undo: from our take until this put the row did not exist, so no other instance
+   * can have taken this payload meanwhile (a concurrent `tm.undo` found nothing and was
+   * refused); after it, exactly one taker gets it again. A row that exists again (the call id
+   * was given a new undo meanwhile) is left as it is. A failed write is reported (`error`):
+   * the payload is lost then. Never rejects.
+   */
+  private async putBack(entry: UndoEntry): Promise<void> {
+    try {
+      await this.ctx.store.putUndo({ callId: entry.callId, tool: entry.tool, payload: entry.payload })
+      this.undoable.add(entry.callId)
+    } catch (err) {
+      if (!(err instanceof StoreConflictError)) this.ctx.host.reportError(entry.callId, entry.tool, err)
+    }
   }
 }
