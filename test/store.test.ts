@@ -274,21 +274,28 @@ for (const impl of impls) {
       await withStores(impl, async (open, clock) => {
         const s = await open()
         const h = inputHash({ amount: 10 })
-        const viaBegin = await s.begin('k1', h, { callId: 'c1', leaseMs: 500 })
-        const viaSweep = await s.begin('k2', h, { callId: 'c2', leaseMs: 500 })
+        // the input (already redacted by the caller) is kept with the key: an unknown run says what to verify
+        const input = { amount: 10, order: 'o-7', cardToken: '[redacted]' }
+        const viaBegin = await s.begin('k1', h, { callId: 'c1', leaseMs: 500, input })
+        const viaSweep = await s.begin('k2', h, { callId: 'c2', leaseMs: 500, input })
         await s.begin('k3', h, { callId: 'c3' }) // no lease: in flight until settled
         clock.t += 500
         // the begin that turns the key unknown says so (it reports the dead run); later ones do not
-        expect(await s.begin('k1', h, { callId: 'r1' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: true })
-        expect(await s.begin('k1', h, { callId: 'r1b' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: false })
+        expect(await s.begin('k1', h, { callId: 'r1' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: true, input })
+        expect(await s.begin('k1', h, { callId: 'r1b' })).toEqual({ state: 'unknown', callId: 'c1', startedAt: 1_000_000, swept: false, input })
         const swept = await s.sweep()
-        expect(swept.keys).toEqual([{ key: 'k2', callId: 'c2', startedAt: 1_000_000 }])
+        expect(swept.keys).toEqual([{ key: 'k2', callId: 'c2', startedAt: 1_000_000, input }])
         expect((await s.sweep()).keys).toEqual([])
         // the late holder cannot turn "unknown" into a result someone else already reported otherwise
         expect(viaBegin.state === 'new' && (await s.settle('k1', viaBegin.token, null))).toBe(false)
         expect(viaSweep.state === 'new' && (await s.settle('k2', viaSweep.token, null))).toBe(false)
-        expect(await s.begin('k2', h, { callId: 'r2' })).toEqual({ state: 'unknown', callId: 'c2', startedAt: 1_000_000, swept: false })
+        expect(await s.begin('k2', h, { callId: 'r2' })).toEqual({ state: 'unknown', callId: 'c2', startedAt: 1_000_000, swept: false, input })
         expect((await s.begin('k3', h, { callId: 'r3' })).state).toBe('in_flight')
+        // a key begun without an input is swept with input null
+        clock.t += 1_000
+        await s.begin('k4', h, { callId: 'c4', leaseMs: 500 })
+        clock.t += 500
+        expect((await s.sweep()).keys).toEqual([{ key: 'k4', callId: 'c4', startedAt: 1_001_500, input: null }])
       })
     })
 
@@ -484,13 +491,18 @@ for (const impl of impls) {
       })
     })
 
-    it.runIf(impl.durable)('a version 1 store is migrated to 2: its evidence rows are dated at the upgrade, so prune keeps them until they are old', async () => {
+    it.runIf(impl.durable)('a version 1 store is migrated to the newest: its evidence rows are dated at the upgrade, so prune keeps them until they are old', async () => {
       await withStores(impl, async (open, clock, place) => {
         const s = await open()
         await s.appendEvidence(evidence(1))
         await s.close()
-        // what schema 1 had: no created_at on evidence
-        await impl.exec(place, ['DROP INDEX toolwire_evidence_created', 'ALTER TABLE toolwire_evidence DROP COLUMN created_at', `UPDATE toolwire_meta SET version = 1 WHERE name = 'schema'`])
+        // what schema 1 had: no created_at on evidence, no input in the ledger (schema 3)
+        await impl.exec(place, [
+          'DROP INDEX toolwire_evidence_created',
+          'ALTER TABLE toolwire_evidence DROP COLUMN created_at',
+          'ALTER TABLE toolwire_ledger DROP COLUMN input',
+          `UPDATE toolwire_meta SET version = 1 WHERE name = 'schema'`,
+        ])
         clock.t = Date.now()
         const again = await open()
         expect(await again.readEvidence()).toEqual([evidence(1)])

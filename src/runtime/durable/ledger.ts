@@ -5,6 +5,7 @@
  * unknown (their lease ran out).
  */
 import { toFrozenJson } from '../../core/json.js'
+import { redact } from '../../core/redact.js'
 import { STORE_TEXTS } from '../../core/texts.js'
 import { ToolResult } from '../../core/result.js'
 import type { JsonValue } from '../../core/types.js'
@@ -84,7 +85,9 @@ export class Ledger {
     const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
-      const options = { callId, leaseMs: this.ctx.leaseMs }
+      // the input is kept with the key, redacted as evidence records are, so that a run reported
+      // as outcome unknown says which action to verify (never a sensitive field's value)
+      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive) }
       begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), options)
       // after a key rotation, a row may hold the input's hash under another key of the list: the
       // same input then matches one of those (a row that matches none is a real mismatch)
@@ -118,7 +121,7 @@ export class Ledger {
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
       case 'unknown': {
         // this begin found the dead run's lease run out before any sweep: it reports that run (once across instances)
-        if (begun.swept) await this.unknownOutcome(tool, begun.callId, begun.startedAt)
+        if (begun.swept) await this.unknownOutcome(tool, begun.callId, begun.startedAt, begun.input ?? null)
         return { run: false, replayed: false, result: unknownOutcomeResult() }
       }
     }
@@ -149,7 +152,9 @@ export class Ledger {
   async release(ticket: LedgerTicket, callId: string, tool: string): Promise<void> {
     const host = this.ctx.host
     try {
-      await this.ctx.store.release(ticket.key, ticket.token)
+      if (!(await this.ctx.store.release(ticket.key, ticket.token))) {
+        host.reportError(callId, tool, new Error('toolwire: the ledger key was settled as outcome unknown before this call released it (its lease ran out): a retry with it answers outcome_unknown'))
+      }
     } catch (err) {
       host.reportError(callId, tool, err)
     }
@@ -174,11 +179,12 @@ export class Ledger {
         const parsed = parseLedgerKey(k.key)
         const entry = { tool: parsed?.tool ?? 'unknown', callId: k.callId }
         out.push(entry)
-        written.push(this.unknownOutcome(entry.tool, entry.callId, k.startedAt))
+        written.push(this.unknownOutcome(entry.tool, entry.callId, k.startedAt, k.input ?? null))
       }
       for (const p of swept.parked) {
         out.push({ tool: p.tool, callId: p.callId })
-        written.push(this.unknownOutcome(p.tool, p.callId, p.updatedAt))
+        // a parked call's stored input is its redacted copy
+        written.push(this.unknownOutcome(p.tool, p.callId, p.updatedAt, p.input.input))
       }
       // the sweep answers once its evidence is written
       await Promise.all(written)
@@ -216,11 +222,12 @@ export class Ledger {
 
   /**
    * A call whose outcome a crash made unknown: `call_end` (and metrics) as for any settled call,
-   * and its evidence. Resolves once the evidence is written (a failed write is an
-   * `evidence_error` event), or after {@link EVIDENCE_WAIT_MS}: a sink that never settles must
-   * not hang the sweep or the call that reports it. Never rejects.
+   * and its evidence, with the input the store kept (redacted; `null` when it kept none).
+   * Resolves once the evidence is written (a failed write is an `evidence_error` event), or
+   * after {@link EVIDENCE_WAIT_MS}: a sink that never settles must not hang the sweep or the
+   * call that reports it. Never rejects.
    */
-  private unknownOutcome(tool: string, callId: string, startedAt: number): Promise<void> {
+  private unknownOutcome(tool: string, callId: string, startedAt: number, input: JsonValue | null): Promise<void> {
     const host = this.ctx.host
     const result = unknownOutcomeResult()
     void host.early(tool, callId, result)
@@ -238,7 +245,7 @@ export class Ledger {
         const written = evidence.append({
           callId,
           tool,
-          input: null,
+          input,
           result: { error: { kind: error.kind, code: error.code ?? null, message: error.message } },
           status: 'failed',
           startedAt: new Date(startedAt).toISOString(),

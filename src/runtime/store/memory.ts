@@ -38,6 +38,8 @@ interface LedgerRow {
   token: string
   leaseUntil: number | null
   result: JsonValue
+  /** The input as `begin` recorded it (redacted by the caller), or null. */
+  readonly input: JsonValue | null
 }
 
 /** A {@link ToolStore} in this process's memory. */
@@ -155,7 +157,7 @@ export class MemoryStore implements ToolStore {
     if (row === undefined) {
       const token = randomId()
       const leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
-      this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null })
+      this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null, input: options.input ?? null })
       return { state: 'new', token }
     }
     if (row.inputHash !== inputHash) return { state: 'mismatch', callId: row.callId }
@@ -165,7 +167,7 @@ export class MemoryStore implements ToolStore {
       swept = true
     }
     if (row.state === 'settled') return { state: 'settled', callId: row.callId, result: row.result }
-    if (row.state === 'unknown') return { state: 'unknown', callId: row.callId, startedAt: row.startedAt, swept }
+    if (row.state === 'unknown') return { state: 'unknown', callId: row.callId, startedAt: row.startedAt, swept, input: row.input }
     return { state: 'in_flight', callId: row.callId, startedAt: row.startedAt }
   }
 
@@ -189,11 +191,11 @@ export class MemoryStore implements ToolStore {
   async sweep(): Promise<SweepResult> {
     this.open()
     const now = this.now()
-    const keys: { key: string; callId: string; startedAt: number }[] = []
+    const keys: { key: string; callId: string; startedAt: number; input: JsonValue | null }[] = []
     for (const [key, row] of this.ledger) {
       if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) {
         row.state = 'unknown'
-        keys.push({ key, callId: row.callId, startedAt: row.startedAt })
+        keys.push({ key, callId: row.callId, startedAt: row.startedAt, input: row.input })
       }
     }
     const parked: ParkedCall[] = []

@@ -97,15 +97,30 @@ export function migrations(d: Dialect): readonly Migration[] {
         `CREATE INDEX toolwire_evidence_created ON toolwire_evidence (created_at)`,
       ],
     },
+    {
+      // the ledger keeps the call's input (sensitive fields redacted, JSON text), so that a run
+      // reported as outcome unknown says which action to verify; older rows have none (NULL)
+      version: 3,
+      statements: [`ALTER TABLE toolwire_ledger ADD COLUMN input TEXT`],
+    },
   ]
 }
 
 /** The newest schema version this toolwire knows. */
-export const SCHEMA_VERSION = 2
+export const SCHEMA_VERSION = 3
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
 const json = (v: unknown): JsonValue => JSON.parse(String(v)) as JsonValue
+/** A nullable JSON text column: `null` when absent (a row of an older schema) or unreadable. */
+const jsonOrNull = (v: unknown): JsonValue | null => {
+  if (v === null || v === undefined) return null
+  try {
+    return json(v)
+  } catch {
+    return null
+  }
+}
 
 function parkedOf(r: Row): ParkedCall {
   return Object.freeze({
@@ -276,9 +291,9 @@ export class SqlStore implements ToolStore {
     const token = randomId()
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
     const taken = await this.all(
-      `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at)
-       VALUES (?, ?, ?, 'in_flight', ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
-      [key, inputHash, options.callId, token, lease, now],
+      `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at, input)
+       VALUES (?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
+      [key, inputHash, options.callId, token, lease, now, options.input === undefined ? null : JSON.stringify(options.input)],
     )
     if (taken[0] !== undefined) return { state: 'new', token }
     // a run whose lease ran out never settles: its outcome is unknown, for good
@@ -286,13 +301,13 @@ export class SqlStore implements ToolStore {
       `UPDATE toolwire_ledger SET state = 'unknown' WHERE key = ? AND input_hash = ? AND state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ?`,
       [key, inputHash, now],
     )
-    const rows = await this.all(`SELECT input_hash, call_id, state, started_at, result FROM toolwire_ledger WHERE key = ?`, [key])
+    const rows = await this.all(`SELECT input_hash, call_id, state, started_at, result, input FROM toolwire_ledger WHERE key = ?`, [key])
     const r = rows[0]
     if (r === undefined) return this.begin(key, inputHash, options) // pruned meanwhile: the key is free again
     const callId = String(r.call_id)
     if (String(r.input_hash) !== inputHash) return { state: 'mismatch', callId }
     if (r.state === 'settled') return { state: 'settled', callId, result: json(r.result) }
-    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1 }
+    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1, input: jsonOrNull(r.input) }
     return { state: 'in_flight', callId, startedAt: num(r.started_at) }
   }
 
@@ -312,7 +327,7 @@ export class SqlStore implements ToolStore {
   async sweep(): Promise<SweepResult> {
     const now = this.now()
     const keys = await this.all(
-      `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at`,
+      `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at, input`,
       [now],
     )
     const parked = await this.all(
@@ -320,7 +335,7 @@ export class SqlStore implements ToolStore {
       [now, now],
     )
     return {
-      keys: keys.map((r) => Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at) })),
+      keys: keys.map((r) => Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at), input: jsonOrNull(r.input) })),
       parked: parked.map(parkedOf),
     }
   }

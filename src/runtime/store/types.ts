@@ -81,7 +81,14 @@ export type BeginResult =
    * happened. `swept` is true for the one `begin` (or `sweep`) that turned the key unknown — it
    * reports the dead run — and false for every later one.
    */
-  | { readonly state: 'unknown'; readonly callId: string; readonly startedAt: number; readonly swept: boolean }
+  | {
+      readonly state: 'unknown'
+      readonly callId: string
+      readonly startedAt: number
+      readonly swept: boolean
+      /** The run's input as `begin` recorded it (sensitive fields redacted); `null` when none was (a row of an older schema). */
+      readonly input?: JsonValue | null
+    }
   /** The key was used with another input. */
   | { readonly state: 'mismatch'; readonly callId: string }
 
@@ -91,11 +98,17 @@ export interface BeginOptions {
   readonly callId: string
   /** How long the run may hold the key before `sweep` (or a later `begin`) calls its outcome unknown; omit for no lease. */
   readonly leaseMs?: number
+  /**
+   * The call's input with its sensitive fields redacted (never the raw input), kept with the
+   * key so that a run reported as outcome unknown says which action to verify. Stored as JSON text.
+   */
+  readonly input?: JsonValue
 }
 
 /** What `sweep` settled as outcome unknown: ledger keys and parked calls whose lease ran out. */
 export interface SweepResult {
-  readonly keys: readonly { readonly key: string; readonly callId: string; readonly startedAt: number }[]
+  /** `input`: as `begin` recorded it (redacted); `null` when none was (a row of an older schema). */
+  readonly keys: readonly { readonly key: string; readonly callId: string; readonly startedAt: number; readonly input?: JsonValue | null }[]
   readonly parked: readonly ParkedCall[]
 }
 
