@@ -181,3 +181,32 @@ export function inputUnavailableText(what: string): string {
 export function storeUnreadableText(what: string): string {
   return `The ${what} could not be read from the store; nothing ran`
 }
+
+/** Why an MCP client got a confirmation it cannot answer in the protocol (mcp/server.ts). */
+export const MCP_CONFIRMATION_WHY = Object.freeze({
+  refused: 'This server does not take confirmations over MCP.',
+  noElicitation: 'The client cannot ask the user (it did not declare the elicitation capability).',
+})
+
+/**
+ * The model's text of a call waiting for confirmation over MCP: with an approval link (in the
+ * text, or held by the application), else `why` the client cannot answer it. Never "did not run
+ * yet": a model reads that as "call again", which parks a second approval (both approved, the
+ * action runs twice).
+ */
+export function mcpConfirmationText(summary: string, why: string, link?: { readonly url: string; readonly inText: boolean }): string {
+  if (link === undefined) {
+    return (
+      `This call needs the user's confirmation and did not run: ${summary}. ${why} ` +
+      'Ask the user to confirm it in the application, or to perform it themselves. ' +
+      'Calling this tool again would ask for a second, separate confirmation.'
+    )
+  }
+  return (
+    `This call waits for the user's approval: ${summary}. ` +
+    (link.inText
+      ? `Ask the user to approve or deny it at ${link.url} (the link works once). `
+      : 'The application has a link where the user can approve or deny it; ask the user to do so there. ') +
+    'It runs once approved there, without another call. Calling this tool again would ask for a second, separate approval.'
+  )
+}

@@ -25,6 +25,7 @@ import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestE
 import type { CallResult } from '../core/view.js'
 import { clipped } from '../core/redact.js'
 import { MAX_INPUT_VALUES } from '../core/validate.js'
+import { MCP_CONFIRMATION_WHY, mcpConfirmationText } from '../core/texts.js'
 import {
   MCP_CALL_ID_META_KEY,
   MCP_CONFIRMATION_META_KEY,
@@ -177,17 +178,7 @@ function withMeta(result: CallToolResult, meta: Record<string, unknown>): CallTo
 
 function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string, url?: string, urlInText = true): CallToolResult {
   const rendered = toMcp(view) as unknown as CallToolResult
-  const text =
-    url === undefined
-      ? `This call needs the user's confirmation and did not run: ${view.summary}. ${why} ` +
-        'Ask the user to confirm it in the application, or to perform it themselves. ' +
-        'Calling this tool again would ask for a second, separate confirmation.'
-      : // not "did not run yet": a model reads that as "call again", which parks a second approval (both approved, it runs twice)
-        `This call waits for the user's approval: ${view.summary}. ` +
-        (urlInText
-          ? `Ask the user to approve or deny it at ${url} (the link works once). `
-          : 'The application has a link where the user can approve or deny it; ask the user to do so there. ') +
-        'It runs once approved there, without another call. Calling this tool again would ask for a second, separate approval.'
+  const text = mcpConfirmationText(view.summary, why, url === undefined ? undefined : { url, inText: urlInText })
   const meta: Record<string, string> = { confirmId: view.confirmId, summary: view.summary }
   if (url !== undefined) meta.url = url
   return withMeta({ ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true }, { [MCP_CONFIRMATION_META_KEY]: meta })
@@ -346,8 +337,8 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
             confirmationResult(
               view,
               options.confirmations === 'refuse'
-                ? 'This server does not take confirmations over MCP.'
-                : 'The client cannot ask the user (it did not declare the elicitation capability).',
+                ? MCP_CONFIRMATION_WHY.refused
+                : MCP_CONFIRMATION_WHY.noElicitation,
               url,
               options.confirmationLinkInText !== false,
             ),
