@@ -13,6 +13,7 @@
  * memory, SQLite, PostgreSQL with TOOLWIRE_PG_URL).
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { toolError, ToolResult } from '../src/core/result.js'
 import { ToolManager, type ToolContext, type ToolEvents } from '../src/runtime/manager.js'
 import type { ToolStore } from '../src/runtime/store/index.js'
 import { storeKinds, type Clock, type StoreKind } from './stores.js'
@@ -86,6 +87,31 @@ describe('a manager without a store', () => {
     expect(tm.canUndo(r.callId!)).toBe(false)
     expect(await tm.undo(r.callId!)).toMatchObject({ status: 'refused', code: 'undo_unavailable' })
     expect(attempts).toBe(3)
+  })
+
+  it('an undo returning an error result is a failure and stays undoable; its returned data is redacted like a call result', async () => {
+    const tm = new ToolManager()
+    let attempts = 0
+    tm.register({
+      name: 'account',
+      inputSchema: anyObject,
+      sensitive: ['pin'],
+      run: (_i: unknown, ctx: ToolContext) => {
+        ctx.registerUndo(() => {
+          attempts++
+          if (attempts === 1) return ToolResult.failed(toolError('not_found', 'the account is gone'))
+          return { restored: true, password: 'hunter2', pin: '1234' }
+        })
+        return 'done'
+      },
+    })
+    const r = await tm.call('account', {})
+    expect(await tm.undo(r.callId!)).toMatchObject({ status: 'error', kind: 'not_found' })
+    expect(tm.canUndo(r.callId!)).toBe(true)
+    const undone = await tm.undo(r.callId!)
+    expect(undone).toMatchObject({ status: 'ok', data: { restored: true, password: '[redacted]', pin: '[redacted]' } })
+    expect(JSON.stringify(undone)).not.toMatch(/hunter2|1234/)
+    expect(tm.canUndo(r.callId!)).toBe(false)
   })
 
   it('concurrent undos of one call run it once', async () => {

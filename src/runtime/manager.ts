@@ -21,9 +21,8 @@ import {
 } from '../core/texts.js'
 import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
-import { toFrozenJson } from '../core/json.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import { cancelledResult, describeThrown, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
@@ -638,7 +637,8 @@ export class ToolManager {
       result = ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE))
     }
     const end = async (): Promise<CallResult> => {
-      const ok = result.statusName() === 'success'
+      // done, or nothing left to do (`skipped`); an error or a refusal it returned is a failure
+      const ok = result.statusName() === 'success' || result.statusName() === 'skipped'
       try {
         await after(ok)
       } catch (err) {
@@ -663,7 +663,10 @@ export class ToolManager {
     return Promise.resolve(value).then(
       (v) => {
         try {
-          result = ToolResult.fromData(toFrozenJson(v))
+          // read like a body's return (a ToolResult or helper result it returns is its outcome), redacted with the tool's sensitive names
+          const entry = this.tools.get(tool)
+          result = normalizeReturn(v, entry?.untrusted ?? false, entry?.sensitive, entry?.sensitiveKey ?? sensitiveKeys(undefined))
+          if (result.statusName() === 'pending') throw new TypeError('toolwire: an undo cannot suspend (it returned a pending result)')
         } catch (err) {
           fail(err)
         }
