@@ -14,7 +14,7 @@ import { ToolManager, type ToolEvents, type ToolManagerOptions } from '../src/ru
 import { pending } from '../src/core/helpers.js'
 import type { CallResult } from '../src/core/view.js'
 import { MemoryStore, openInput, sealInput, signApproval, verifyApproval, type StoredInput, type ToolStore } from '../src/runtime/store/index.js'
-import { storeKinds, type Clock, type StoreKind } from './stores.js'
+import { storeKinds, storePair, type StoreKind } from './stores.js'
 
 const kinds = await storeKinds('rotation')
 const stores: ToolStore[] = []
@@ -49,14 +49,7 @@ const LEGACY = {
 const anyObject = { type: 'object' } as const
 
 /** Two store handles over the same state (two handles on one SQLite file, two pools on one schema; memory: one instance). */
-async function pair(kind: StoreKind): Promise<{ a: ToolStore; b: ToolStore }> {
-  const clock: Clock = { t: Date.now() }
-  const place = kind.place()
-  const a = await kind.open(place, clock)
-  const b = await kind.open(place, clock)
-  stores.push(a, b)
-  return { a, b }
-}
+const pair = (kind: StoreKind): ReturnType<typeof storePair> => storePair(kind, stores)
 
 /** A manager with the tools of these tests; what the bodies saw goes to `runs`, the `error` events to `errors`. */
 function manager(store: ToolStore, secrets: { approvalSecret?: ToolManagerSecret; storeKey?: ToolManagerKey }, runs: string[], errors?: ToolEvents['error'][]): ToolManager {

@@ -18,7 +18,7 @@ import { STORE_WAIT_MS } from '../src/runtime/call.js'
 import { pending } from '../src/core/helpers.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
 import { MemoryStore, StoreClosedError, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
-import { PG_URL, storeKinds, tempDir, type Clock, type StoreKind } from './stores.js'
+import { PG_URL, storeKinds, storePair, tempDir, type Clock, type StoreKind } from './stores.js'
 
 /** The store kinds of test/stores.ts: the durable ones (SQLite, PostgreSQL), and with memory for the faults. */
 const kinds = await storeKinds('durable')
@@ -36,14 +36,7 @@ const SECRET = 'an approval secret of enough bytes'
 const KEY = 'a'.repeat(64)
 
 /** Two stores over the same state (two handles on one file, two pools on one database), with one clock. */
-async function pair(backend: Backend): Promise<{ a: ToolStore; b: ToolStore; clock: Clock }> {
-  const clock: Clock = { t: Date.now() }
-  const place = backend.place()
-  const a = await backend.open(place, clock)
-  const b = await backend.open(place, clock)
-  stores.push(a, b)
-  return { a, b, clock }
-}
+const pair = (backend: Backend): ReturnType<typeof storePair> => storePair(backend, stores)
 
 /** The tools every manager of a test registers: what a body did is counted per test in `runs`. */
 function withTools(tm: ToolManager, runs: string[]): ToolManager {

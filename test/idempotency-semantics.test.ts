@@ -16,7 +16,7 @@ import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { STORE_TEXTS } from '../src/core/texts.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
 import type { ToolStore } from '../src/runtime/store/index.js'
-import { storeKinds, type Clock, type StoreKind } from './stores.js'
+import { storeKinds, storePair, type StoreKind } from './stores.js'
 
 const kinds = await storeKinds('idem_semantics')
 const stores: ToolStore[] = []
@@ -32,14 +32,7 @@ afterEach(() => {
 const anyObject = { type: 'object' } as const
 
 /** Two handles on one store's state (two managers, or one app before and after a restart). */
-async function pair(kind: StoreKind): Promise<{ a: ToolStore; b: ToolStore; clock: Clock }> {
-  const clock: Clock = { t: Date.now() }
-  const place = kind.place()
-  const a = await kind.open(place, clock)
-  const b = await kind.open(place, clock)
-  stores.push(a, b)
-  return { a, b, clock }
-}
+const pair = (kind: StoreKind): ReturnType<typeof storePair> => storePair(kind, stores)
 
 /** What a thrown error of kind `network` carries. */
 function networkError(retryable: boolean): Error {

@@ -140,6 +140,20 @@ export async function storeKinds(tag: string): Promise<readonly StoreKind[]> {
 
 const tempDirs: string[] = []
 
+/**
+ * Two handles over one store's state on one clock (two handles on one SQLite file, two pools
+ * on one PostgreSQL schema; memory: one instance), pushed to `opened` for the file to close
+ * after its tests.
+ */
+export async function storePair(kind: StoreKind, opened: ToolStore[]): Promise<{ a: ToolStore; b: ToolStore; clock: Clock }> {
+  const clock: Clock = { t: Date.now() }
+  const place = kind.place()
+  const a = await kind.open(place, clock)
+  const b = await kind.open(place, clock)
+  opened.push(a, b)
+  return { a, b, clock }
+}
+
 /** A temporary folder (under `parent`, default the system's), removed after the file's tests (with {@link storeKinds}). */
 export function tempDir(prefix: string, parent: string = tmpdir()): string {
   const dir = mkdtempSync(join(parent, prefix))
