@@ -2,9 +2,11 @@
  * The events of a refused answer to a parked call (`tm.confirm`, `tm.resume`, `tm.undo`):
  * when the id matches a parked call (in memory, or a row of a durable store), the refusal's
  * `call_start`/`call_end`, its view and the tool's metrics carry that call's tool name and call
- * id — already used, denied, expired, a token for another tool, a request id given to confirm,
- * a claim lost to another manager, a store failing after the row was read. Only an id that
- * matches nothing says tool `'unknown'` (and an undo that names no tool, `'undo'`).
+ * id — already used, denied, expired, a claim lost to another manager, a store failing after
+ * the row was read, a signed token whose row is gone. A refusal that is not about that call (an
+ * id of the other kind: a request id given to confirm; a token that does not match its row), and
+ * an id that matches nothing, say tool `'unknown'` with a fresh call id (and an undo that names
+ * no tool, `'undo'`).
  *
  * The stores are opened by test/stores.ts: memory, SQLite, PostgreSQL (TOOLWIRE_PG_URL).
  */
@@ -107,7 +109,7 @@ function deniedOf(tm: ToolManager, tool: string): number {
 }
 
 describe('a manager without a store', () => {
-  it('confirm refused used, after a denial, expired, or given a request id: the events and the view carry the parked tool and call id', async () => {
+  it('confirm refused used, after a denial, expired, or given a request id: the events and the view carry the parked tool and call id (not for the request id)', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     const m = managed({ confirmTtlMs: 1000 })
     const { tm } = m
@@ -128,7 +130,8 @@ describe('a manager without a store', () => {
     await refusedAs(m, () => tm.confirm(confirmIdOf(third), { approve: true }), 'confirmation_expired', 'pay', third.callId!)
 
     const suspended = await tm.call('deploy', { id: 's1' })
-    await refusedAs(m, () => tm.confirm(requestIdOf(suspended), { approve: true }), 'confirmation_unknown', 'deploy', suspended.callId!)
+    // an id of another kind: the refusal is not about that call, and names none
+    await refusedUnknown(m, () => tm.confirm(requestIdOf(suspended), { approve: true }), 'confirmation_unknown', 'unknown', [suspended.callId!])
     const callIds = [asked, second, third, suspended].map((v) => v.callId!)
     await refusedUnknown(m, () => tm.confirm('c_nothing', { approve: true }), 'confirmation_unknown', 'unknown', callIds)
     expect(m.runs).toEqual(['pay:p1'])
@@ -145,7 +148,7 @@ describe('a manager without a store', () => {
     vi.setSystemTime(Date.now() + 5000)
     await refusedAs(m, () => tm.resume(requestIdOf(s2), 'late'), 'request_expired', 'deploy', s2.callId!)
     const asked = await tm.call('pay', { id: 'p1' })
-    await refusedAs(m, () => tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'pay', asked.callId!)
+    await refusedUnknown(m, () => tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'unknown', [asked.callId!])
     await refusedUnknown(m, () => tm.resume('req-nothing', 'x'), 'unknown_request', 'unknown', [s1, s2, asked].map((v) => v.callId!))
     expect(m.runs).toEqual(['deploy:s1:prod'])
   })
@@ -192,8 +195,8 @@ describe.each(kinds)('two managers on one $name store', (kind: StoreKind) => {
     await refusedAs(B, () => B.tm.confirm(confirmIdOf(third), { approve: true }), 'confirmation_expired', 'pay', third.callId!)
 
     const suspended = await A.tm.call('deploy', { id: 's1' })
-    await refusedAs(A, () => A.tm.confirm(requestIdOf(suspended), { approve: true }), 'confirmation_unknown', 'deploy', suspended.callId!)
-    await refusedAs(B, () => B.tm.confirm(requestIdOf(suspended), { approve: false }), 'confirmation_unknown', 'deploy', suspended.callId!)
+    await refusedUnknown(A, () => A.tm.confirm(requestIdOf(suspended), { approve: true }), 'confirmation_unknown', 'unknown', [suspended.callId!])
+    await refusedUnknown(B, () => B.tm.confirm(requestIdOf(suspended), { approve: false }), 'confirmation_unknown', 'unknown', [suspended.callId!])
     const callIds = [asked, second, third, suspended].map((v) => v.callId!)
     await refusedUnknown(B, () => B.tm.confirm('c_nothing0000000000000000', { approve: true }), 'confirmation_unknown', 'unknown', callIds)
     expect([...A.runs, ...B.runs]).toEqual(['pay:p1'])
@@ -215,8 +218,9 @@ describe.each(kinds)('two managers on one $name store', (kind: StoreKind) => {
     const token = confirmIdOf(asked)
     const [confirmationId, callId, , inputHash] = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as string[]
     const forDeploy = signApproval(SECRET, { confirmationId: confirmationId!, callId: callId!, tool: 'deploy', inputHash: inputHash! })
-    await refusedAs(A, () => A.tm.confirm(forDeploy, { approve: true }), 'approval_invalid', 'pay', asked.callId!)
-    await refusedAs(B, () => B.tm.confirm(forDeploy, { approve: true }), 'approval_invalid', 'pay', asked.callId!)
+    // a token that does not match its row names no call: the refusal is not about the parked one
+    await refusedUnknown(A, () => A.tm.confirm(forDeploy, { approve: true }), 'approval_invalid', 'unknown', [asked.callId!])
+    await refusedUnknown(B, () => B.tm.confirm(forDeploy, { approve: true }), 'approval_invalid', 'unknown', [asked.callId!])
     expect(await B.tm.confirm(token, { approve: true })).toMatchObject({ status: 'ok', callId: asked.callId })
     await refusedAs(A, () => A.tm.confirm(token, { approve: true }), 'confirmation_used', 'pay', asked.callId!)
     const gone = signApproval(SECRET, { confirmationId: 'c_neverparked0000000000', callId: 'call-gone', tool: 'pay', inputHash: 'h' })
@@ -234,8 +238,8 @@ describe.each(kinds)('two managers on one $name store', (kind: StoreKind) => {
     clock.t += 5000
     await refusedAs(B, () => B.tm.resume(requestIdOf(s2), 'late'), 'request_expired', 'deploy', s2.callId!)
     const asked = await A.tm.call('pay', { id: 'p1' })
-    await refusedAs(A, () => A.tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'pay', asked.callId!)
-    await refusedAs(B, () => B.tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'pay', asked.callId!)
+    await refusedUnknown(A, () => A.tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'unknown', [asked.callId!])
+    await refusedUnknown(B, () => B.tm.resume(confirmIdOf(asked), 'x'), 'unknown_request', 'unknown', [asked.callId!])
     await refusedUnknown(B, () => B.tm.resume('req-nothing', 'x'), 'unknown_request', 'unknown', [s1, s2, asked].map((v) => v.callId!))
     expect([...A.runs, ...B.runs]).toEqual(['deploy:s1:prod'])
   })

@@ -151,17 +151,19 @@ export class Parking {
       let input: unknown
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
+        // a refusal that is not about this call (another kind of id, a token for another call) names no call
+        if (local.kind !== kind) return await this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+        if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
         known = local
-        if (local.kind !== kind) return await unknown()
-        if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, local.tool, local.callId)
         parked = local
         input = local.input
       } else {
         // everything that would refuse is checked before the claim, so a refusal never consumes the call
         const pre = await this.ctx.store.getParked(id)
-        if (pre !== undefined) known = pre
-        if (pre === undefined || pre.kind !== kind) return await unknown()
-        if (unbound(pre, () => pre.inputHash)) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch, pre.tool, pre.callId)
+        if (pre === undefined) return await unknown()
+        if (pre.kind !== kind) return await this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
+        if (unbound(pre, () => pre.inputHash)) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
+        known = pre
         if (pre.state !== 'parked') return await this.refusedClaim(kind, pre.state === 'expired' ? 'expired' : 'used', pre)
         if (!approve) {
           if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), pre)
