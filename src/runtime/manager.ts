@@ -86,6 +86,9 @@ export interface ToolManagerOptions extends SchemaOptions {
 
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
 
+/** The longest `confirmTtlMs` or `leaseMs`: a year. */
+const MAX_DATED_MS = 365 * 24 * 60 * 60 * 1000
+
 /** A non-negative integer, or `Infinity` (no bound). */
 function isCount(n: unknown): boolean {
   return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
@@ -98,10 +101,11 @@ function isCount(n: unknown): boolean {
  */
 function checkManagerOptions(options: ToolManagerOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolwire: new ToolManager() takes an options object')
-  const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', finite: boolean): void => {
+  // a confirmation's expiry and a lease are dated in the store (milliseconds since the epoch): at most a year
+  const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', dated: boolean): void => {
     const v: unknown = options[name]
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && (!finite || Number.isFinite(v)))) {
-      throw new TypeError(`toolwire: ${name} must be a positive${finite ? ' finite' : ''} number`)
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && (!dated || v <= MAX_DATED_MS))) {
+      throw new TypeError(`toolwire: ${name} must be a positive number${dated ? ' of at most a year (31,536,000,000 ms)' : ''}`)
     }
   }
   positive('timeoutMs', false)
