@@ -23,6 +23,7 @@ import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage 
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+import { closeUnfinished, readBody } from './body.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -183,33 +184,6 @@ function sendText(res: ServerResponse, status: number, text: string, contentType
   }
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
   res.end(text)
-}
-
-/** Reads the body up to `limit` bytes; `undefined` when it is larger. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'])
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume()
-      resolve(undefined)
-      return
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    let over = false
-    req.on('data', (chunk: Buffer) => {
-      if (over) return
-      size += chunk.length
-      if (size > limit) {
-        over = true
-        chunks.length = 0
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)))
-    req.on('error', reject)
-  })
 }
 
 function digest(text: string): Buffer {
@@ -430,7 +404,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
     const body = await readBody(req, maxBodyBytes)
     if (body === undefined) {
-      sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes` })
+      // answered at the limit, never read to its end: closeUnfinished ends the connection
+      sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes`, headers: { connection: 'close' } })
       return
     }
     const text = body.toString('utf8')
@@ -566,6 +541,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   let inflight = 0
   let drained: (() => void) | undefined
   const http = createServer((req, res) => {
+    // a body still coming once the answer is sent (over a limit, or refused unread) is not read to its end
+    closeUnfinished(req, res, maxBodyBytes)
     // an open GET stream is not a request in flight: close() ends it
     const counted = req.method !== 'GET'
     if (counted) {
