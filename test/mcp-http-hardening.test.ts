@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
+import { MemoryEventStore } from '../src/mcp/event-store.js'
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
@@ -20,6 +21,11 @@ function manager(): ToolManager {
     name: 'echo',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     run: ({ text }: { text: string }) => ({ text }),
+  })
+  tm.register({
+    name: 'big',
+    inputSchema: { type: 'object', properties: { kb: { type: 'integer' } }, required: ['kb'] },
+    run: ({ kb }: { kb: number }) => ({ text: 'x'.repeat(kb * 1024) }),
   })
   tm.register({
     name: 'remove',
@@ -101,6 +107,96 @@ describe('an endless chunked body (item 2)', () => {
       expect(removed).toEqual([])
     } finally {
       await client.close()
+    }
+  }, 60_000)
+})
+
+/** A session opened by raw requests: its id, and `call` giving each answer's SSE event ids and data. */
+async function rawSession(url: string): Promise<{ id: string; headers: Record<string, string> }> {
+  const init = await fetch(url, { method: 'POST', headers: ACCEPT, body: JSON.stringify(INIT) })
+  await init.text()
+  const id = init.headers.get('mcp-session-id')!
+  const headers = { ...ACCEPT, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }
+  const ack = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+  await ack.text()
+  return { id, headers }
+}
+
+/** The SSE events of a text: `[id, data]` pairs. */
+function sseEvents(text: string): [string, string][] {
+  return text
+    .split('\n\n')
+    .map((block) => {
+      const id = /^id: (.*)$/m.exec(block)?.[1] ?? ''
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? ''
+      return [id, data] as [string, string]
+    })
+    .filter(([id]) => id !== '')
+}
+
+/** A GET resuming after `lastEventId`: its status, and the first replayed data (the stream stays open: it is read until then). */
+async function resume(url: string, headers: Record<string, string>, lastEventId: string): Promise<{ status: number; data?: string }> {
+  const controller = new AbortController()
+  const res = await fetch(url, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId }, signal: controller.signal })
+  if (res.status !== 200) {
+    await res.text()
+    return { status: res.status }
+  }
+  const reader = res.body!.getReader()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += Buffer.from(value).toString('utf8')
+    const data = sseEvents(text).find(([, d]) => d.length > 2)
+    if (data !== undefined) {
+      controller.abort()
+      return { status: 200, data: data[1] }
+    }
+  }
+  return { status: 200 }
+}
+
+describe('the replay buffer of a session is bounded by bytes (item 27a)', () => {
+  it('MemoryEventStore: 300 results of 256 KB keep at most maxBytes, the newest', async () => {
+    const store = new MemoryEventStore({ maxBytes: 4 * 1024 * 1024 })
+    const text = 'y'.repeat(256 * 1024)
+    let last = ''
+    for (let i = 0; i < 300; i++) last = await store.storeEvent('s', { jsonrpc: '2.0', id: i, result: { text } })
+    expect(store.bytes()).toBeLessThanOrEqual(4 * 1024 * 1024)
+    expect(store.size()).toBe(15)
+    expect(await store.getStreamIdForEventId(last)).toBe('s')
+    expect(await store.getStreamIdForEventId('s_1')).toBeUndefined()
+  })
+
+  it('an event larger than the bound is not kept, nor anything before it (a resume never skips an event)', async () => {
+    const store = new MemoryEventStore({ maxBytes: 1024 })
+    const small = await store.storeEvent('s', { jsonrpc: '2.0', id: 1, result: {} })
+    const huge = await store.storeEvent('s', { jsonrpc: '2.0', id: 2, result: { text: 'z'.repeat(2048) } })
+    const after = await store.storeEvent('s', { jsonrpc: '2.0', id: 3, result: {} })
+    expect(await store.getStreamIdForEventId(small)).toBeUndefined()
+    expect(await store.getStreamIdForEventId(huge)).toBeUndefined()
+    expect(await store.getStreamIdForEventId(after)).toBe('s')
+    expect(store.size()).toBe(1)
+  })
+
+  it('over HTTP: a stream whose events were dropped answers 400 on resume; a recent one replays its result', async () => {
+    const served = await serveHttp(manager(), { sessionReplayBytes: 64 * 1024 })
+    try {
+      const { headers } = await rawSession(served.url)
+      const primings: string[] = []
+      for (let i = 0; i < 8; i++) {
+        const r = await fetch(served.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params: { name: 'big', arguments: { kb: 20 } } }) })
+        const events = sseEvents(await r.text())
+        expect(events.at(-1)![1]).toContain('"id":' + (10 + i))
+        primings.push(events[0]![0])
+      }
+      expect((await resume(served.url, headers, primings[0]!)).status).toBe(400)
+      const recent = await resume(served.url, headers, primings.at(-1)!)
+      expect(recent.status).toBe(200)
+      expect(JSON.parse(recent.data!)).toMatchObject({ id: 17, result: { isError: false } })
+    } finally {
+      await served.close()
     }
   }, 60_000)
 })

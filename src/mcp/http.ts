@@ -11,19 +11,19 @@
  * the served manager's `maxInputValues` plus the envelope) before any parsing,
  * JSON-RPC shape errors (`-32600`, not the SDK's `-32700`), batches refused (2025-11-25
  * has none), an unknown method answered 404 before dispatch, and a session table with
- * an idle timeout. See docs/mcp.md.
+ * an idle timeout, and an event store bounded by bytes. See docs/mcp.md.
  */
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
 import { closeUnfinished, readBody } from './body.js'
+import { MemoryEventStore } from './event-store.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -65,6 +65,12 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly sessionIdleMs?: number
   /** The most sessions open at once (default 1000); an `initialize` beyond gets 503. */
   readonly maxSessions?: number
+  /**
+   * The most bytes of SSE events a session keeps for `Last-Event-ID` replay (default 4 MiB;
+   * and at most 1,000 events): the oldest go first, and an event larger than this is not
+   * kept. A resume from an event no longer kept answers 400.
+   */
+  readonly sessionReplayBytes?: number
   /** Prometheus text for `/metrics` (default: `tm.metrics({ format: 'prometheus' })` when the manager has it). */
   readonly metrics?: () => string
   /** Called with transport and protocol errors (default: ignored; responses never carry them). */
@@ -190,39 +196,6 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
 }
 
-/** A small in-memory event store so a client can resume an SSE stream (`Last-Event-ID`) within a session. */
-class MemoryEventStore implements EventStore {
-  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage }>()
-  private seq = 0
-  constructor(private readonly max = 1000) {}
-
-  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    const eventId = `${streamId}_${(++this.seq).toString(36)}`
-    this.events.set(eventId, { streamId, message })
-    if (this.events.size > this.max) this.events.delete(this.events.keys().next().value as string)
-    return eventId
-  }
-
-  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return this.events.get(eventId)?.streamId
-  }
-
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
-    const last = this.events.get(lastEventId)
-    if (last === undefined) return ''
-    let after = false
-    for (const [id, event] of this.events) {
-      if (id === lastEventId) {
-        after = true
-        continue
-      }
-      // the priming event is an empty object: nothing to replay
-      if (after && event.streamId === last.streamId && Object.keys(event.message).length > 0) await send(id, event.message)
-    }
-    return last.streamId
-  }
-}
-
 interface Session {
   readonly transport: StreamableHTTPServerTransport
   readonly server: Server
@@ -245,6 +218,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
   const maxSessions = options.maxSessions ?? 1000
+  const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
   const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => hostNameOf(h)))
@@ -323,7 +297,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       stateful
         ? {
             sessionIdGenerator: () => randomUUID(),
-            eventStore: new MemoryEventStore(),
+            eventStore: new MemoryEventStore({ maxBytes: replayBytes }),
             retryInterval: 1000,
             onsessioninitialized: (id) => {
               sessions.set(id, { transport, server, lastUsed: Date.now(), active: 0 })
