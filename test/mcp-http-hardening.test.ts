@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { MemoryEventStore } from '../src/mcp/event-store.js'
+import { SessionTable } from '../src/mcp/sessions.js'
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
@@ -199,4 +200,113 @@ describe('the replay buffer of a session is bounded by bytes (item 27a)', () => 
       await served.close()
     }
   }, 60_000)
+})
+
+/** `n` raw `initialize` requests, `parallel` at a time, none followed by another request. */
+async function flood(url: string, n: number, parallel = 16): Promise<number[]> {
+  const statuses: number[] = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < n) {
+        next++
+        const r = await fetch(url, { method: 'POST', headers: ACCEPT, body: JSON.stringify(INIT) })
+        await r.text()
+        statuses.push(r.status)
+      }
+    }),
+  )
+  return statuses
+}
+
+async function sdkClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'late-comer', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  return client
+}
+
+describe('a flood of initialize requests does not keep a new client out (item 1)', () => {
+  it('2,000 initialize requests from one address: a new client still gets in, and a session in use survives', async () => {
+    const served = await serveHttp(manager())
+    const before = await sdkClient(served.url)
+    try {
+      expect(await before.callTool({ name: 'echo', arguments: { text: 'a' } })).toMatchObject({ isError: false })
+      const statuses = await flood(served.url, 2000)
+      expect(statuses.filter((s) => s !== 200)).toEqual([])
+      // one address holds at most maxSessionsPerClient (100) sessions
+      expect(served.sessions()).toBeLessThanOrEqual(100)
+      const late = await sdkClient(served.url)
+      try {
+        expect(await late.callTool({ name: 'echo', arguments: { text: 'b' } })).toMatchObject({ isError: false, structuredContent: { text: 'b' } })
+      } finally {
+        await late.close()
+      }
+      // never-used sessions go first: the one in use was not closed to make room
+      expect(await before.callTool({ name: 'echo', arguments: { text: 'c' } })).toMatchObject({ isError: false })
+    } finally {
+      await before.close()
+      await served.close()
+    }
+  }, 120_000)
+
+  it('the eviction order: never used (oldest first), then least recently used; a session with a request in flight never; 503 when none can go', async () => {
+    const served = await serveHttp(manager(), { maxSessions: 3, maxSessionsPerClient: 3 })
+    try {
+      const a = await rawSession(served.url)
+      const b = await rawSession(served.url)
+      await flood(served.url, 1, 1) // c: never used after its initialize
+      const ping = async (s: { headers: Record<string, string> }, id: number): Promise<number> => {
+        const r = await fetch(served.url, { method: 'POST', headers: s.headers, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }) })
+        await r.text()
+        return r.status
+      }
+      expect(await ping(a, 2)).toBe(200) // a is now more recently used than b
+      const d = await rawSession(served.url) // closes c (never used)
+      expect([await ping(a, 3), await ping(b, 4), await ping(d, 5)]).toEqual([200, 200, 200])
+      expect(await ping(a, 6)).toBe(200)
+      const e = await rawSession(served.url) // closes b: all used, b least recently
+      expect([await ping(b, 7), await ping(a, 8), await ping(e, 9)]).toEqual([404, 200, 200])
+      // every session holds an open GET stream: none can make room
+      const streams = [a, d, e].map((s) => {
+        const controller = new AbortController()
+        void fetch(served.url, { method: 'GET', headers: { ...s.headers, accept: 'text/event-stream' }, signal: controller.signal }).catch(() => undefined)
+        return controller
+      })
+      try {
+        for (;;) {
+          const r = await fetch(served.url, { method: 'POST', headers: ACCEPT, body: JSON.stringify(INIT) })
+          await r.text()
+          if (r.status === 503) break
+          // a GET stream may not have begun yet: the initialize took an idle session; go again
+          expect(r.status).toBe(200)
+        }
+        expect(await ping(a, 10)).toBe(200)
+      } finally {
+        for (const c of streams) c.abort()
+      }
+    } finally {
+      await served.close()
+    }
+  }, 60_000)
+})
+
+describe('SessionTable.sweep (item 1)', () => {
+  it('closes a session unused since its initialize after unusedMs, a used one after idleMs, one in flight never', () => {
+    let clock = 0
+    const closed: string[] = []
+    const table = new SessionTable<string>({ maxSessions: 10, maxPerClient: 10, idleMs: 1000, unusedMs: 100 }, (id) => closed.push(id), () => clock)
+    table.add('unused', 'x', 'u')
+    table.add('used', 'x', 'v')
+    table.add('busy', 'x', 'w')
+    table.begin('used')
+    table.end('used')
+    table.begin('busy')
+    clock = 101
+    table.sweep()
+    expect(closed).toEqual(['unused'])
+    clock = 1102
+    table.sweep()
+    expect(closed).toEqual(['unused', 'used'])
+    expect(table.ids()).toEqual(['busy'])
+  })
 })

@@ -24,6 +24,7 @@ import type { ServableManager } from './meta.js'
 import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
 import { closeUnfinished, readBody } from './body.js'
 import { MemoryEventStore } from './event-store.js'
+import { SessionTable } from './sessions.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -63,8 +64,20 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly maxBodyBytes?: number
   /** A session unused this long is closed, in ms (default 30 minutes). */
   readonly sessionIdleMs?: number
-  /** The most sessions open at once (default 1000); an `initialize` beyond gets 503. */
+  /** A session with no request after its `initialize` is closed this long after it, in ms (default 60 000). */
+  readonly sessionUnusedMs?: number
+  /**
+   * The most sessions open at once (default 1000). A new one beyond closes the oldest session
+   * that had no request after its `initialize`, else the least recently used one with nothing
+   * in flight; when every session has a request in flight it gets 503.
+   */
   readonly maxSessions?: number
+  /**
+   * The most sessions one client holds at once (default 100): a client is its bearer token
+   * when `token` is set (every holder of it is one client), else its address. A new one beyond
+   * closes that client's own sessions first, in the same order.
+   */
+  readonly maxSessionsPerClient?: number
   /**
    * The most bytes of SSE events a session keeps for `Last-Event-ID` replay (default 4 MiB;
    * and at most 1,000 events): the oldest go first, and an event larger than this is not
@@ -199,8 +212,6 @@ function digest(text: string): Buffer {
 interface Session {
   readonly transport: StreamableHTTPServerTransport
   readonly server: Server
-  lastUsed: number
-  active: number
 }
 
 /**
@@ -217,7 +228,6 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   // a body over the manager's input limit (plus the envelope) is refused before JSON.parse
   const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
-  const maxSessions = options.maxSessions ?? 1000
   const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
   const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
@@ -230,7 +240,15 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     (typeof (tm as { metrics?: unknown }).metrics === 'function'
       ? () => (tm as unknown as { metrics(o: { format: 'prometheus' }): string }).metrics({ format: 'prometheus' })
       : undefined)
-  const sessions = new Map<string, Session>()
+  const sessions = new SessionTable<Session>(
+    {
+      maxSessions: options.maxSessions ?? 1000,
+      maxPerClient: options.maxSessionsPerClient ?? 100,
+      idleMs,
+      unusedMs: options.sessionUnusedMs ?? 60_000,
+    },
+    (_id, session) => void session.server.close().catch(onError),
+  )
   if ((options.store === undefined) !== (options.approvalSecret === undefined)) {
     throw new TypeError('serveHttp: store and approvalSecret go together (links shared through the store are sealed with the secret)')
   }
@@ -291,7 +309,10 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
   }
 
-  const newTransport = (stateful: boolean, json = false): { transport: StreamableHTTPServerTransport; server: Server } => {
+  /** Whose sessions these are: the token's holders when one is set, else the address. */
+  const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
+
+  const newTransport = (stateful: boolean, json = false, client = ''): { transport: StreamableHTTPServerTransport; server: Server } => {
     const server = createMcpServer(tm, serverOptions)
     const transport = new StreamableHTTPServerTransport(
       stateful
@@ -300,7 +321,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
             eventStore: new MemoryEventStore({ maxBytes: replayBytes }),
             retryInterval: 1000,
             onsessioninitialized: (id) => {
-              sessions.set(id, { transport, server, lastUsed: Date.now(), active: 0 })
+              sessions.add(id, client, { transport, server })
             },
             onsessionclosed: (id) => {
               sessions.delete(id)
@@ -313,20 +334,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return { transport, server }
   }
 
-  const closeSession = (id: string): void => {
-    const session = sessions.get(id)
-    if (session === undefined) return
-    sessions.delete(id)
-    void session.server.close().catch(onError)
-  }
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now()
-      for (const [id, session] of sessions) if (session.active === 0 && now - session.lastUsed > idleMs) closeSession(id)
-    },
-    Math.max(1000, Math.min(idleMs, 60_000)),
-  )
+  const sweep = setInterval(() => sessions.sweep(), Math.max(1000, Math.min(idleMs, options.sessionUnusedMs ?? 60_000, 60_000)))
   sweep.unref()
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -359,19 +367,16 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' })
         return
       }
-      const session = sessions.get(sessionId)
+      // a GET stream counts as use for as long as it is open
+      const session = sessions.begin(sessionId)
       if (session === undefined) {
         sendError(res, { status: 404, code: -32001, message: 'Session not found' })
         return
       }
-      session.lastUsed = Date.now()
-      session.active++
       try {
-        // a GET stream counts as use for as long as it is open
         await session.transport.handleRequest(req, res)
       } finally {
-        session.active--
-        session.lastUsed = Date.now()
+        sessions.end(sessionId)
       }
       return
     }
@@ -432,29 +437,27 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null })
         return
       }
-      if (sessions.size >= maxSessions) {
+      // room is made by closing a session unused since its initialize, else the least recently used
+      if (!sessions.admit(clientOf(req))) {
         sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' } })
         return
       }
-      const { transport, server } = newTransport(true)
+      const { transport, server } = newTransport(true, false, clientOf(req))
       await server.connect(transport)
       await transport.handleRequest(req, res, parsed.data)
       // an initialize the transport refused opened no session: nothing to keep
-      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close().catch(onError)
+      if (transport.sessionId === undefined || sessions.get(transport.sessionId) === undefined) await server.close().catch(onError)
       return
     }
-    const session = sessions.get(sessionId)
+    const session = sessions.begin(sessionId)
     if (session === undefined) {
       sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null })
       return
     }
-    session.lastUsed = Date.now()
-    session.active++
     try {
       await session.transport.handleRequest(req, res, parsed.data)
     } finally {
-      session.active--
-      session.lastUsed = Date.now()
+      sessions.end(sessionId)
     }
   }
 
@@ -569,7 +572,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
       clearInterval(sweep)
       pages?.close()
-      for (const id of [...sessions.keys()]) closeSession(id)
+      for (const id of sessions.ids()) sessions.close(id)
       http.closeAllConnections()
       await closing
     },
