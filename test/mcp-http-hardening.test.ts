@@ -10,6 +10,8 @@ import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { MemoryEventStore } from '../src/mcp/event-store.js'
 import { SessionTable } from '../src/mcp/sessions.js'
+import { SharedConfirmationPages } from '../src/mcp/confirm-page.js'
+import { MemoryStore } from '../src/runtime/store/index.js'
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
@@ -308,5 +310,32 @@ describe('SessionTable.sweep (item 1)', () => {
     table.sweep()
     expect(closed).toEqual(['unused', 'used'])
     expect(table.ids()).toEqual(['busy'])
+  })
+})
+
+describe('a parked confirmation whose stored state is unknown (item 21)', () => {
+  it('a URL elicitation waiting on it is answered with a clear refusal; nothing throws', async () => {
+    const SECRET = 'unknown-state-approval-secret-0123456789'
+    const store = new MemoryStore()
+    const tm = new ToolManager({ store, approvalSecret: SECRET })
+    tm.register({ name: 'wipe', inputSchema: { type: 'object', properties: {} }, needsConfirmation: true, run: () => 'wiped' })
+    const view = await tm.call('wipe', {})
+    if (view.status !== 'needs_confirmation') throw new Error(`expected needs_confirmation, got ${view.status}`)
+    const pages = new SharedConfirmationPages(tm, { store, secret: SECRET, pollMs: 5 })
+    const path = pages.open({ tool: 'wipe', view })
+    // a row written by a newer version, or damaged: a state this version does not know
+    const getParked = store.getParked.bind(store)
+    store.getParked = async (id) => {
+      const row = await getParked(id)
+      return row === undefined ? undefined : ({ ...row, state: 'quarantined' } as unknown as typeof row)
+    }
+    try {
+      const decided = await pages.decided(path, new AbortController().signal)
+      expect(decided).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+      expect((decided as { message: string }).message).toMatch(/state .* not known/i)
+    } finally {
+      pages.close()
+      await store.close()
+    }
   })
 })

@@ -22,7 +22,9 @@ import { viewOf, type CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
-import { confirmationOutcome, confirmedElsewhereRunning } from '../runtime/durable/parking.js'
+import { confirmationOutcome, confirmedElsewhereRunning, type ConfirmationOutcome } from '../runtime/durable/parking.js'
+import { refused, STORE_UNAVAILABLE } from '../runtime/durable/shared.js'
+import { STORE_TEXTS } from '../core/texts.js'
 import type { ServableManager } from './meta.js'
 import { readBody } from './body.js'
 
@@ -531,25 +533,39 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       const look = (): void => {
         if (polling) return
         polling = true
+        const onOutcome = (outcome: ConfirmationOutcome | undefined): void => {
+          polling = false
+          switch (outcome?.state) {
+            case 'gone':
+              return done(undefined)
+            case 'parked':
+              if (expired) done(undefined)
+              return
+            case 'running':
+              // a run through this process's page resolves through the `confirmation` event
+              if (running === undefined && !this.deciding.has(entry.handle)) {
+                running = setTimeout(() => done(viewOf(confirmedElsewhereRunning(), outcome.callId)), this.outcomeWaitMs)
+                running.unref()
+              }
+              return
+            case 'settled':
+              // decided on another instance: the outcome it recorded, the view its run gave there
+              return done(viewOf(outcome.result, outcome.callId))
+            default:
+              // a stored state this version does not know: the client is answered, never left waiting
+              return unknownState()
+          }
+        }
+        const unknownState = (): void => {
+          polling = false
+          done(viewOf(refused(STORE_UNAVAILABLE, STORE_TEXTS.confirmationStateUnknown), undefined))
+        }
         confirmationOutcome(this.store, entry.id).then(
           (outcome) => {
-            polling = false
-            switch (outcome.state) {
-              case 'gone':
-                return done(undefined)
-              case 'parked':
-                if (expired) done(undefined)
-                return
-              case 'running':
-                // a run through this process's page resolves through the `confirmation` event
-                if (running === undefined && !this.deciding.has(entry.handle)) {
-                  running = setTimeout(() => done(viewOf(confirmedElsewhereRunning(), outcome.callId)), this.outcomeWaitMs)
-                  running.unref()
-                }
-                return
-              case 'settled':
-                // decided on another instance: the outcome it recorded, the view its run gave there
-                return done(viewOf(outcome.result, outcome.callId))
+            try {
+              onOutcome(outcome)
+            } catch {
+              unknownState()
             }
           },
           () => {
