@@ -25,6 +25,7 @@ import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOpt
 import { closeUnfinished, readBody } from './body.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
+import { WideIds } from './ids.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -180,20 +181,23 @@ interface JsonRpcErrorBody {
   readonly message: string
   readonly id?: string | number | null
   readonly headers?: Readonly<Record<string, string>>
+  /** Writes back an `id` that was an alias of a wide integer (see ids.ts). */
+  readonly ids?: WideIds
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, serialize: (value: unknown) => string = JSON.stringify): void {
   if (res.headersSent) {
     res.end()
     return
   }
-  const text = JSON.stringify(body)
+  const text = serialize(body)
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
   res.end(text)
 }
 
 function sendError(res: ServerResponse, e: JsonRpcErrorBody): void {
-  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers)
+  const ids = e.ids
+  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers, ids === undefined ? undefined : (v) => ids.serialize(v))
 }
 
 function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8', headers: Readonly<Record<string, string>> = {}): void {
@@ -212,6 +216,26 @@ function digest(text: string): Buffer {
 interface Session {
   readonly transport: StreamableHTTPServerTransport
   readonly server: Server
+}
+
+/**
+ * Makes the SDK transport's SSE events write each wide integer id back as it was sent (the
+ * transport writes every event, replays included, through `writeSSEEvent`; the framing here
+ * is the SDK's own). Left as it is when this SDK version has no such method.
+ */
+function writeWideIds(transport: StreamableHTTPServerTransport, ids: WideIds, onError: (error: Error) => void): void {
+  type Writer = (controller: ReadableStreamDefaultController<Uint8Array>, encoder: TextEncoder, message: unknown, eventId?: string) => boolean
+  const inner = (transport as unknown as { _webStandardTransport?: { writeSSEEvent?: Writer } })._webStandardTransport
+  if (inner === undefined || typeof inner.writeSSEEvent !== 'function') return
+  inner.writeSSEEvent = (controller, encoder, message, eventId) => {
+    try {
+      controller.enqueue(encoder.encode(`event: message\n${eventId ? `id: ${eventId}\n` : ''}data: ${ids.serialize(message)}\n\n`))
+      return true
+    } catch (error) {
+      onError(error as Error)
+      return false
+    }
+  }
 }
 
 /**
@@ -309,6 +333,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
   }
 
+  const ids = new WideIds()
+
   /** Whose sessions these are: the token's holders when one is set, else the address. */
   const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
 
@@ -331,6 +357,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     )
     transport.onerror = onError
     server.onerror = onError
+    writeWideIds(transport, ids, onError)
     return { transport, server }
   }
 
@@ -395,8 +422,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       return
     }
     let value: unknown
+    let wide = false
     try {
-      value = JSON.parse(text)
+      const raw: unknown = JSON.parse(text)
+      // an integer id beyond ±2^53 (valid in MCP, refused by the SDK) travels as an alias, written back as sent
+      value = ids.inbound(raw, text)
+      wide = value !== raw
     } catch {
       sendError(res, { status: 400, code: -32700, message: 'Parse error: invalid JSON' })
       return
@@ -409,12 +440,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     if (!parsed.success) {
       const id = (value as { id?: unknown } | null)?.id
       const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null
-      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId })
+      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId, ids })
       return
     }
     const message = parsed.data as { id?: string | number; method?: string }
     if (message.method !== undefined && message.id !== undefined && !MCP_SERVED_METHODS.includes(message.method)) {
-      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id })
+      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id, ids })
       return
     }
     const isInitialize = message.method === 'initialize'
@@ -423,7 +454,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       // nothing but progress can come back before the response (a stateless server sends no
       // request to the client): without a progress token, plain JSON instead of an SSE stream
       const progressToken = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken
-      const { transport, server } = newTransport(false, progressToken === undefined)
+      // a JSON answer is written by the SDK, which cannot write a wide id back: those go as SSE
+      const { transport, server } = newTransport(false, progressToken === undefined && !wide)
       res.on('close', () => {
         void server.close().catch(onError)
       })
@@ -434,12 +466,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
     if (sessionId === undefined) {
       if (!isInitialize) {
-        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null })
+        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null, ids })
         return
       }
       // room is made by closing a session unused since its initialize, else the least recently used
       if (!sessions.admit(clientOf(req))) {
-        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' } })
+        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' }, ids })
         return
       }
       const { transport, server } = newTransport(true, false, clientOf(req))
@@ -451,7 +483,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     }
     const session = sessions.begin(sessionId)
     if (session === undefined) {
-      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null })
+      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null, ids })
       return
     }
     try {
