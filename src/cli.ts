@@ -120,7 +120,7 @@ async function openStore(spec: string): Promise<ToolStore> {
   if (path === undefined || path === '') {
     // the value may hold a password: only its scheme is named
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]
-    throw new UsageError(`--store takes sqlite:<file>, a path ending in .db or .sqlite, or postgres://…; got ${scheme === undefined ? 'another value' : `a ${JSON.stringify(scheme)} address`} (not shown: it may hold a password)`)
+    throw new UsageError(`--store takes sqlite:<file> or postgres://… (or a path ending in .db or .sqlite); got ${scheme === undefined ? 'another value' : `a ${JSON.stringify(scheme)} address`} (not shown: it may hold a password)`)
   }
   return store.openSqliteStore({ path: resolve(path) })
 }
