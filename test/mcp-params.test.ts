@@ -90,7 +90,6 @@ describe('MCP tools/call params', () => {
 
   it('an integer id beyond 2^53 is served (test/mcp-ids.test.ts checks it is echoed as sent); a fractional one is not a valid id', async () => {
     const frames = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":-33959150112988556,"method":"ping"}'])
-    // eslint-disable-next-line no-loss-of-precision
     expect(frames.get(-33959150112988556)).toEqual({ jsonrpc: '2.0', id: -33959150112988556, result: {} })
     expect(frames.get(1)).toMatchObject({ result: { isError: false } })
     const fractional = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":2.5,"method":"ping"}'])
