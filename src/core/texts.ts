@@ -170,6 +170,8 @@ export const STORE_TEXTS = Object.freeze({
     'This call was approved on another instance and is still running there; its result is not known here yet. Do not run it again.',
   confirmedElsewhereUnrecorded:
     'This call was approved on another instance and ran there, but its result could not be read from the store. Do not run it again.',
+  confirmationStateUnknown:
+    'This confirmation has a state in the store that this version does not know, so whether the call ran is not known here. Check before running it again.',
 })
 
 /** `input_unavailable`: a parked call's sensitive input is held only by the instance that parked it. */
