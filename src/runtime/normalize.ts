@@ -3,9 +3,9 @@
  * body's return value (helper results, model results `{ output, isError }`, plain values) to one
  * `ToolResult`.
  */
-import { MAX_VALUE_DEPTH, textShape, toFrozenJson } from '../core/json.js'
+import { MAX_VALUE_DEPTH, textShape } from '../core/json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from '../core/helpers.js'
-import { redactChanges, resultData, sensitiveKeys } from '../core/redact.js'
+import { holdsHidden, redactChanges, resultData, sensitiveKeys } from '../core/redact.js'
 import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
 import { MAX_INPUT_VALUES, tooLargeIssues, type Issue } from '../core/validate.js'
@@ -113,10 +113,10 @@ export function normalizeReturn(value: unknown, untrusted: boolean, sensitive: R
   // a result of this copy, or of another copy of toolwire (the ES module and CommonJS builds)
   const result = asOwnResult(value)
   if (result !== undefined) {
-    const own = result === value ? canonicalCopy(result) : result
+    const own = redactCarried(result === value ? canonicalCopy(result) : result, sensitiveKey)
     return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
   }
-  if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
+  if (isModelResult(value)) return redactPending(fromModelResult(value, sensitiveKey).withUntrusted(untrusted), sensitive)
   return ToolResult.fromData(resultData(value, sensitiveKey), undefined, untrusted)
 }
 
@@ -131,6 +131,27 @@ function canonicalCopy(value: ToolResult): ToolResult {
   const text: unknown = value.toJSONText()
   if (typeof text !== 'string') throw new TypeError('toolwire: a ToolResult subclass gave no wire text')
   return ToolResult.fromJSON(text)
+}
+
+/**
+ * A returned `ToolResult` with every sensitive member redacted in the JSON it carries: its
+ * structured data (and its text, when that is the data's JSON), its metadata, and its error's
+ * or refusal's details; the result itself when none holds a sensitive member.
+ */
+function redactCarried(result: ToolResult, sensitiveKey: (key: string) => boolean): ToolResult {
+  const data = result.data()
+  const metadata = result.metadata()
+  const failure = result.error() ?? result.refusal()
+  const hidesData = holdsHidden(data, sensitiveKey)
+  const hidesMetadata = holdsHidden(metadata, sensitiveKey)
+  const hidesDetails = holdsHidden(failure?.details, sensitiveKey)
+  if (!hidesData && !hidesMetadata && !hidesDetails) return result
+  const safeData = hidesData ? resultData(data, sensitiveKey) : data
+  // a text rendered from the data, or given as its JSON, shows the redacted data; any other text is the tool's own
+  const text = result.textFromData() ? undefined : hidesData && result.text() === JSON.stringify(data) ? JSON.stringify(safeData) : result.text()
+  const safeFailure = hidesDetails ? Object.freeze({ ...failure!, details: resultData(failure!.details, sensitiveKey) }) : failure
+  const safeMetadata = hidesMetadata ? (resultData(metadata, sensitiveKey) as { readonly [key: string]: JsonValue }) : metadata
+  return new ToolResult(result.disposition(), safeData, result.parts(), safeFailure, result.pendingRequest() ?? result.skipReason(), result.isUntrusted(), safeMetadata, text)
 }
 
 /**
@@ -166,9 +187,9 @@ export function fromHelper(h: HelperResult, sensitiveKey: (key: string) => boole
   }
 }
 
-function fromModelResult(r: ModelResult): ToolResult {
+function fromModelResult(r: ModelResult, sensitiveKey: (key: string) => boolean): ToolResult {
   const request = pendingOf(r)
-  const metadata = r.metadata === undefined ? undefined : (toFrozenJson(r.metadata) as { readonly [key: string]: JsonValue })
+  const metadata = r.metadata === undefined ? undefined : (resultData(r.metadata, sensitiveKey) as { readonly [key: string]: JsonValue })
   let result: ToolResult
   if (request !== undefined) {
     result = ToolResult.pending(request as PendingRequest)
