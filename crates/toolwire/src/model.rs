@@ -137,29 +137,27 @@ fn neutralize_tags(text: &str) -> String {
 /// Whether `rest` (what follows a `<`) reads as `/untrusted-content` or `untrusted-content`.
 fn names_tag(rest: &str) -> bool {
     let mut chars = rest.chars().peekable();
-    let mut skip = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
-        while chars.peek().is_some_and(|&c| is_gap(c)) {
-            chars.next();
-        }
-    };
-    skip(&mut chars);
-    if chars.peek().is_some_and(|&c| is_slash(c)) {
-        chars.next();
-        skip(&mut chars);
+    skip_gaps(&mut chars);
+    if chars.next_if(|&c| is_slash(c)).is_some() {
+        skip_gaps(&mut chars);
     }
     for (i, word) in ["untrusted", "content"].into_iter().enumerate() {
-        if i == 1 && chars.peek().is_some_and(|&c| is_dash(c)) {
-            chars.next();
-            skip(&mut chars);
+        if i == 1 && chars.next_if(|&c| is_dash(c)).is_some() {
+            skip_gaps(&mut chars);
         }
         for letter in word.chars() {
             match chars.next() {
-                Some(c) if fold(c) == Some(letter) => skip(&mut chars),
+                Some(c) if fold(c) == Some(letter) => skip_gaps(&mut chars),
                 _ => return false,
             }
         }
     }
     true
+}
+
+/// Moves `chars` past the gap characters at its start.
+fn skip_gaps(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while chars.next_if(|&c| is_gap(c)).is_some() {}
 }
 
 /// `<` and the characters a model may read as one.
