@@ -52,6 +52,11 @@ export function invalidText(issues: readonly { readonly path: string; readonly m
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'
 
+/** The message of a call its timeout stopped (validating its input or running). */
+export function timedOutText(timeoutMs: number): string {
+  return `The tool did not finish within ${timeoutMs} ms`
+}
+
 /** The message of a thrown error that names its kind (other than `other`). */
 export function toolFailedText(kind: string): string {
   return kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`
