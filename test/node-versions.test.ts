@@ -1,10 +1,13 @@
 // The tooling that runs the suite and the benchmark on each supported Node.js major.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SUPPORTED_NODE, nodeSupport } from '../src/core/engine.js'
 // @ts-expect-error: plain .mjs scripts, no declarations
 import { compare } from '../bench/versions.mjs'
 // @ts-expect-error: plain .mjs scripts, no declarations
-import { MAJORS, PINNED, nodeFor } from '../scripts/node-matrix.mjs'
+import { MAJORS, PINNED, nodeFor, runEnv, root } from '../scripts/node-matrix.mjs'
 
 interface Pin {
   version: string
@@ -26,6 +29,31 @@ describe('scripts/node-matrix.mjs', () => {
     const own = Number(process.versions.node.split('.')[0])
     expect(nodeFor(own)).toEqual({ major: own, bin: process.execPath, version: process.version, v8: process.versions.v8, own: true })
   })
+
+  // The SQLite store's cases run on every major: better-sqlite3 compiled for each other one, loaded
+  // in the matrix's runs (and the processes they start) through the same `import 'better-sqlite3'`.
+  // Checked from the Node.js that installed it (a matrix run on another major is one of those runs).
+  const own = Number(process.versions.node.split('.')[0])
+  const inMatrixRun = process.env.TOOLWIRE_SQLITE_ADDON !== undefined
+  for (const major of MAJORS.filter((m: number) => m !== own)) {
+    it.skipIf(inMatrixRun)(`loads better-sqlite3 on Node.js ${major} in a matrix run, and not without it`, () => {
+      if (!existsSync(join(root, '.cache', `node-${major}`, 'bin', 'node'))) {
+        const reason = `Node.js ${major} is not installed in .cache/ (npm run test:node-matrix -- --install-only)`
+        if (process.env.CI === 'true') throw new Error(`${reason}; CI=true requires it`)
+        console.warn(`SKIP: ${reason}`)
+        return
+      }
+      const node = nodeFor(major) as { bin: string; sqlite: string | Error }
+      expect(node.sqlite).toBeTypeOf('string')
+      const script = "const { default: D } = await import('better-sqlite3'); const db = new D(':memory:'); console.log(db.prepare('select 6 * 7 as n').get().n)"
+      const open = (env: NodeJS.ProcessEnv) => spawnSync(node.bin, ['--input-type=module', '-e', script], { cwd: root, env, encoding: 'utf8' })
+      // a process the run starts inherits the preload: `node` by name, another process's child
+      const matrix = open(runEnv(node) as NodeJS.ProcessEnv)
+      expect({ out: matrix.stdout.trim(), err: matrix.stderr }).toEqual({ out: '42', err: '' })
+      const { NODE_OPTIONS: _preload, TOOLWIRE_SQLITE_ADDON: _addon, ...plain } = process.env
+      expect(open(plain).stderr).toContain('NODE_MODULE_VERSION')
+    }, 300_000)
+  }
 })
 
 describe('bench/versions.mjs compare', () => {

@@ -58,7 +58,7 @@ describe('approvalSecret and storeKey are checked with or without a store', () =
   })
 })
 
-// better-sqlite3 is compiled for one Node.js (the node matrix runs others): its cases skip there, saying why
+// where better-sqlite3 does not load on this Node.js its cases skip, saying why (under CI=true: fail)
 const SQLITE_UNUSABLE = await sqliteUnusable()
 if (SQLITE_UNUSABLE !== undefined) console.warn(`SKIP: test/options-validation SQLite cases: ${SQLITE_UNUSABLE}`)
 

@@ -5,9 +5,10 @@
  *
  * PostgreSQL: set TOOLWIRE_PG_URL (or DATABASE_URL) to a database the tests may create schemas
  * in; `.ci/run` starts a throwaway cluster (scripts/postgres.sh). Unset, the PostgreSQL cases
- * skip with a printed reason; with CI=true that is an error. better-sqlite3 is compiled for the
- * Node.js that installed it: on another major (`npm run test:node-matrix`) its addon does not
- * load and the SQLite cases skip with a printed reason (any other load failure fails the file).
+ * skip with a printed reason; with CI=true that is an error. SQLite: better-sqlite3 is compiled
+ * for the Node.js that installed it, and `npm run test:node-matrix` compiles it for each other
+ * major; where it does not load the SQLite cases skip with a printed reason, and with CI=true that
+ * is an error (test/support.ts sqliteUnusable; any other load failure fails the file).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
