@@ -182,5 +182,5 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlS
     if (owned) db.close()
     throw err instanceof StoreSchemaError || !owned ? err : openFailure(options.path!, err)
   }
-  return new SqlStore('sqlite', new SqliteDriver(handle, owned, busyMs), DIALECT, options.now ?? Date.now)
+  return new SqlStore('sqlite', new SqliteDriver(handle, owned, busyMs), DIALECT, options.now ?? Date.now, options.onCorruptRow)
 }
