@@ -5,8 +5,8 @@
  * to disk (`synchronous = FULL`) unless the app asks for less.
  *
  * better-sqlite3 is synchronous: SQLite's own busy timeout would block the event loop while
- * another connection holds the lock. The connection's busy timeout is therefore 0, and a
- * statement that finds the file locked is tried again on a timer, backing off, until
+ * another connection holds the lock. The connection's busy timeout is therefore short (10 ms),
+ * and a statement that finds the file locked is tried again on a timer, backing off, until
  * `busyTimeoutMs` has passed (then it fails as `store_unavailable`). A statement is one
  * autocommit step: one that found the lock did nothing, so trying it again is safe.
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
@@ -48,6 +48,14 @@ export interface SqliteStoreOptions extends StoreOptions {
    */
   readonly synchronous?: 'full' | 'normal'
 }
+
+/**
+ * How long one try of a statement may block the event loop waiting for the lock (SQLite's own
+ * busy timeout on the connection, in ms): short, so the loop keeps turning, and not 0, so a
+ * lock freed a moment later is taken at once (SQLite's own wait polls finely) instead of
+ * after a timer, which starves the waiter when another process writes back to back.
+ */
+const SLICE_MS = 10
 
 /** The most a retry of a locked statement waits before trying again, in ms. */
 const MAX_BACKOFF_MS = 50
@@ -164,14 +172,14 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlS
     if (options.path === undefined) throw new TypeError('toolwire: openSqliteStore needs a path or a database')
     const mod = (await loadDriver('better-sqlite3', () => import('better-sqlite3'))) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
     try {
-      // SQLite's own wait would block the event loop: the store waits for a lock on a timer instead
-      db = new mod.default(options.path, { timeout: 0 })
+      // SQLite's own wait blocks the event loop: a short slice of it, then the store waits on a timer
+      db = new mod.default(options.path, { timeout: SLICE_MS })
     } catch (err) {
       // better-sqlite3's own TypeError ("the directory does not exist") names no path: say which, and keep it as the cause
       throw openFailure(options.path, err)
     }
   } else {
-    db.pragma('busy_timeout = 0')
+    db.pragma(`busy_timeout = ${SLICE_MS}`)
   }
   const handle = db
   try {
