@@ -145,13 +145,13 @@ const tempDirs: string[] = []
  * on one PostgreSQL schema; memory: one instance), pushed to `opened` for the file to close
  * after its tests.
  */
-export async function storePair(kind: StoreKind, opened: ToolStore[]): Promise<{ a: ToolStore; b: ToolStore; clock: Clock }> {
+export async function storePair(kind: StoreKind, opened: ToolStore[]): Promise<{ a: ToolStore; b: ToolStore; clock: Clock; place: string }> {
   const clock: Clock = { t: Date.now() }
   const place = kind.place()
   const a = await kind.open(place, clock)
   const b = await kind.open(place, clock)
   opened.push(a, b)
-  return { a, b, clock }
+  return { a, b, clock, place }
 }
 
 /** A temporary folder (under `parent`, default the system's), removed after the file's tests (with {@link storeKinds}). */

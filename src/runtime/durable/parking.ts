@@ -58,6 +58,15 @@ export class Parking {
     }
   }
 
+  /** Whether `input` hashes to `hash` as parking `tool`'s call did (under any key of a rotation). */
+  private hashes(input: unknown, tool: string, hash: string): boolean {
+    try {
+      return this.ctx.hashInput(input, this.ctx.host.tool(tool)?.sensitive) === hash || this.ctx.otherHashes(input).includes(hash)
+    } catch {
+      return false
+    }
+  }
+
   /**
    * The ids of a new confirmation: `id` in the store (128 random bits), and `handle`, what the
    * caller is given: the signed token with an `approvalSecret`, else the id itself.
@@ -178,6 +187,14 @@ export class Parking {
           input = undefined
         }
         if (input === undefined) {
+          return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
+        }
+        // the row's content is not trusted: the input that would run must hash to what the row (and
+        // so a token, checked against it above) names. With a store key or an approval secret the hash
+        // is keyed, and a rewritten input cannot be given a matching one
+        if (!this.hashes(input, pre.tool, pre.inputHash)) {
+          host.reportError(pre.callId, pre.tool, new Error(`toolwire: the stored input of parked call ${JSON.stringify(id)} does not match its hash (the row was altered); it does not run`))
+          if (claims !== undefined) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
           return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
         }
         parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }
