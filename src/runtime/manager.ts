@@ -38,7 +38,7 @@ import { Durable, type DurableHost } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
-import type { ToolStore } from './store/types.js'
+import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
 
 export type * from './tool.js'
@@ -691,6 +691,26 @@ export class ToolManager {
     this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })), toolName)
   }
 
+  /**
+   * Whether `tm.undo(callId)` would run something now, asked of the store when there is one:
+   * the call's undo is in it (registered by any manager on the store, before or after a
+   * restart, and not taken since; still there after a failed undo) and this manager has its
+   * tool's `undo`. Without a store, or with a store of the app's own that has no `getUndo`, the
+   * answer is {@link canUndo}'s. Rejects with a `StoreUnavailableError` when the store fails
+   * (also an `error` event): `false` always means there is nothing to undo here.
+   */
+  async undoable(callId: string): Promise<boolean> {
+    if (typeof callId !== 'string') return false
+    if (this.undos.has(callId)) return true
+    if (this.durable === undefined) return false
+    try {
+      return await this.durable.undos.undoable(callId)
+    } catch (err) {
+      this.reportError(callId, 'undo', err)
+      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
+    }
+  }
+
   /** Registers a closure undo; `tool` defaults to the tool of the call in flight with this id. */
   private registerUndo(callId: string, restore: () => unknown, tool?: string): void {
     this.undos.delete(callId)
@@ -699,7 +719,13 @@ export class ToolManager {
     while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
   }
 
-  /** Whether `tm.undo(callId)` would run something. */
+  /**
+   * Whether `tm.undo(callId)` would run something, as far as this process knows: an undo
+   * registered here (a closure, or a payload without a store), or a payload this process wrote
+   * to the store and has not seen taken. With a store it can be wrong both ways: an undo written
+   * by another manager (or before a restart) is not known here, and one that another manager
+   * took still answers `true`. Ask {@link undoable} for the store's answer.
+   */
   canUndo(callId: string): boolean {
     return this.undos.has(callId) || (this.durable !== undefined && this.durable.undos.has(callId))
   }

@@ -170,6 +170,12 @@ function parkedOf(r: Row, report?: CorruptReport): ParkedCall {
   })
 }
 
+/** An undo entry of a row. @throws StoreCorruptRowError when its payload does not parse. */
+function undoOf(r: Row): UndoEntry {
+  const callId = String(r.call_id)
+  return Object.freeze({ callId, tool: String(r.tool), payload: json('toolwire_undo', callId, 'payload', r.payload), createdAt: num(r.created_at) })
+}
+
 const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at'
 
 /** A {@link ToolStore} over a SQL database. */
@@ -322,12 +328,14 @@ export class SqlStore implements ToolStore {
     }
   }
 
+  async getUndo(callId: string): Promise<UndoEntry | undefined> {
+    const rows = await this.all(`SELECT call_id, tool, payload, created_at FROM toolwire_undo WHERE call_id = ?`, [callId])
+    return rows[0] === undefined ? undefined : undoOf(rows[0])
+  }
+
   async takeUndo(callId: string): Promise<UndoEntry | undefined> {
     const rows = await this.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
-    const r = rows[0]
-    if (r === undefined) return undefined
-    const id = String(r.call_id)
-    return Object.freeze({ callId: id, tool: String(r.tool), payload: json('toolwire_undo', id, 'payload', r.payload), createdAt: num(r.created_at) })
+    return rows[0] === undefined ? undefined : undoOf(rows[0])
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {

@@ -162,6 +162,11 @@ export interface ToolStore {
   putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void>
   /** Removes and returns a call's undo: exactly one of concurrent takers gets it. */
   takeUndo(callId: string): Promise<UndoEntry | undefined>
+  /**
+   * A call's undo, left in the store (what `tm.undoable` asks). Optional for a store of the
+   * app's own: without it, `tm.undoable` answers what the manager's process knows (`tm.canUndo`).
+   */
+  getUndo?(callId: string): Promise<UndoEntry | undefined>
 
   /** Appends an evidence record. */
   appendEvidence(record: EvidenceRecord): Promise<void>
