@@ -35,7 +35,7 @@ describe('without a store', () => {
   it('undoable answers as canUndo does: true for a registered undo, false once it ran', async () => {
     const runs: string[] = []
     const tm = tools(new ToolManager(), runs)
-    const { callId } = await tm.call('rename', { from: 'a', to: 'b' })
+    const callId = (await tm.call('rename', { from: 'a', to: 'b' })).callId!
     expect(tm.canUndo(callId)).toBe(true)
     expect(await tm.undoable(callId)).toBe(true)
     expect((await tm.undo(callId)).status).toBe('ok')
@@ -51,7 +51,7 @@ for (const kind of kinds) {
       const runs: string[] = []
       const tmA = tools(new ToolManager({ store: a }), runs)
       const tmB = tools(new ToolManager({ store: b }), runs)
-      const { callId } = await tmA.call('rename', { from: 'a', to: 'b' })
+      const callId = (await tmA.call('rename', { from: 'a', to: 'b' })).callId!
       expect(await tmA.undoable(callId)).toBe(true)
       expect(await tmB.undoable(callId)).toBe(true)
       // a restart: a new manager on the same store
@@ -72,7 +72,7 @@ for (const kind of kinds) {
       const failing = { on: true }
       const tmA = tools(new ToolManager({ store: a }), runs, failing)
       const tmB = tools(new ToolManager({ store: b }), runs, failing)
-      const { callId } = await tmA.call('rename', { from: 'a', to: 'b' })
+      const callId = (await tmA.call('rename', { from: 'a', to: 'b' })).callId!
       expect((await tmB.undo(callId)).status).toBe('error')
       expect(await tmA.undoable(callId)).toBe(true)
       expect(await tmB.undoable(callId)).toBe(true)
@@ -83,7 +83,7 @@ for (const kind of kinds) {
       const runs: string[] = []
       const tmA = tools(new ToolManager({ store: a }), runs)
       const bare = new ToolManager({ store: b })
-      const { callId } = await tmA.call('rename', { from: 'a', to: 'b' })
+      const callId = (await tmA.call('rename', { from: 'a', to: 'b' })).callId!
       expect(await bare.undoable(callId)).toBe(false)
       expect(await tmA.undoable(callId)).toBe(true)
     })
