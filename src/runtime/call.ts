@@ -23,7 +23,7 @@ import { containedController } from './signal.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
 import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
-import { interruptedOutcomeResult, replayedView } from './durable.js'
+import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -73,11 +73,12 @@ export interface CallStages {
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
- * How long a settled call waits for the store writes its view depends on (the ledger, a
- * parked call, an undo payload, the evidence) before it hands the view out anyway: a store
- * that never answers must not hang the call. An `error` event says so.
+ * How long a settled call without a timeout waits for the store writes its view depends on
+ * (the ledger, a parked call, an undo payload, the evidence) before it hands the view out
+ * anyway: a store that never answers must not hang the call. An `error` event says so. A call
+ * with a timeout waits at most that timeout.
  */
-export const STORE_WAIT_MS = 10_000
+export { STORE_WAIT_MS }
 
 /**
  * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
@@ -824,8 +825,10 @@ export class Call implements ToolContext {
     else this.#deliverAfter(wait, view)
   }
 
-  /** Delivers `view` once `wait` settles, or after {@link STORE_WAIT_MS} with an `error` event. */
+  /** Delivers `view` once `wait` settles, or after the call's timeout (else {@link STORE_WAIT_MS}) with an `error` event. */
   #deliverAfter(wait: Promise<unknown>, view: CallResult): void {
+    const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
+    const bound = timeoutMs !== undefined && timeoutMs < STORE_WAIT_MS ? timeoutMs : STORE_WAIT_MS
     let delivered = false
     const deliver = (): void => {
       if (delivered) return
@@ -835,9 +838,9 @@ export class Call implements ToolContext {
     }
     const timer = setTimeout(() => {
       if (delivered) return
-      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${STORE_WAIT_MS} ms; the call's view is handed out without waiting for it`))
+      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${bound} ms; the call's view is handed out without waiting for it`))
       deliver()
-    }, STORE_WAIT_MS)
+    }, bound)
     // the waits never reject (each reports its own failure); a rejection still delivers
     wait.then(deliver, deliver)
   }
