@@ -62,7 +62,7 @@ describe('a store that stops answering', () => {
 
   it('a call with a 300 ms timeout whose ledger write hangs is answered within its timeout, not after STORE_WAIT_MS', async () => {
     const { store, hung } = hangingStore()
-    const tm = tools(new ToolManager({ store, evidence: { append: () => {}, readAll: () => [] } }))
+    const tm = tools(new ToolManager({ store, evidence: { append: () => {}, readAll: async () => [] } }))
     const errors: ToolEvents['error'][] = []
     tm.on('error', (e) => errors.push(e))
     hung.add('settle')
@@ -77,7 +77,7 @@ describe('a store that stops answering', () => {
 
   it('a call without a timeout waits STORE_WAIT_MS at most', async () => {
     const { store, hung } = hangingStore()
-    const tm = tools(new ToolManager({ store, evidence: { append: () => {}, readAll: () => [] } }))
+    const tm = tools(new ToolManager({ store, evidence: { append: () => {}, readAll: async () => [] } }))
     tm.on('error', () => {})
     hung.add('settle')
     const call = tm.call('send', {})
