@@ -22,7 +22,7 @@ import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
-import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, toolFailedText } from '../core/texts.js'
+import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, toolFailedText } from '../core/texts.js'
 import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
@@ -57,8 +57,6 @@ export interface CallStages {
   readonly ledgerEnd: Stage<Call>
   /** Settlement: the breaker's verdict on an admitted call. */
   readonly breakerEnd: Stage<Call>
-  /** Settlement: parks a call whose body asked for input (a suspension). */
-  readonly parkSuspension: Stage<Call>
   /** Settlement: ends the span. */
   readonly spanEnd: Stage<Call>
   /** Settlement: appends the evidence record. */
@@ -453,7 +451,7 @@ export class Call implements ToolContext {
       }
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
       const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
-      if (parked === undefined) this.#finish(result)
+      if (typeof parked === 'boolean') this.#finish(result)
       else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
     // either may be async; a rejection of either fails the call (and is never left unhandled)
@@ -750,7 +748,30 @@ export class Call implements ToolContext {
         return
       }
     }
+    if ((this.#flags & RAN) !== 0 && result.isPending()) return this.#parkSuspension(result)
     this.#finish(result)
+  }
+
+  /**
+   * The park point of a body that asked for input (`tm.resume` continues it): settles once the
+   * call is parked (with a store, once the store holds it), or refused `request_id_in_use` when
+   * a parked call holds its request id. A call settled meanwhile (cancelled) is unparked.
+   */
+  #parkSuspension(result: ToolResult): void {
+    const id = result.pendingRequest()!.id
+    const settle = (parked: boolean): void => {
+      if ((this.#flags & SETTLED) !== 0) {
+        if (parked) this.#host.unpark(id, this.callId)
+        return
+      }
+      this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
+    }
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+    if (typeof parked === 'boolean') return settle(parked)
+    const x = this.#more()
+    // the body is done: what is left is the store's answer, which the store's own bound limits
+    if (x.timer !== undefined) clearTimeout(x.timer)
+    x.wait = parked.then((ok) => this.#guarded(() => settle(ok)))
   }
 
   static #retry(call: Call): void {
@@ -945,17 +966,6 @@ export class Call implements ToolContext {
         const settled = c.#result
         const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
         c.#entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
-      },
-      parkSuspension: (c) => {
-        const settled = c.#result
-        // the park point of a body that asked for input: tm.resume continues it
-        if (settled !== undefined && (c.#flags & RAN) !== 0 && settled.isPending()) {
-          const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs, c.#options?.idempotencyKey)
-          if (parked !== undefined) {
-            const x = c.#more()
-            x.wait = x.wait === undefined ? parked : Promise.all([x.wait, parked])
-          }
-        }
       },
       spanEnd: (c) => {
         const span = c.#x?.span

@@ -231,6 +231,7 @@ export class ToolManager {
         return { id, handle: id }
       },
       park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),
+      unpark: (id, callId) => this.unpark(id, callId),
       ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
       ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
@@ -551,17 +552,37 @@ export class ToolManager {
     return undefined
   }
 
-  /** Parks a call under `id` until confirmed or resumed; with a store, resolves once the store holds it. */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void> {
+  /**
+   * Parks a call under `id` until confirmed or resumed; with a store, resolves once the store
+   * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
+   * call not yet answered nor expired, or in the store by a row of that id (until pruned).
+   */
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): boolean | Promise<boolean> {
     this.sweepParked()
+    const held = this.parked.get(id)
+    if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
     // what the confirmed or resumed run keeps of the call's options: its timeout and its idempotency key
     const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
+    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false }
+    this.parked.set(id, parked)
+    if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
-    if (this.durable !== undefined) return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey)
+    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey).then((ok) => {
+      // another instance's call holds the id: this one's local copy must not answer for it
+      if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
+      return ok
+    })
+  }
+
+  /** Withdraws a call parked under `id` (its call settled otherwise meanwhile): here, and denied in the store. */
+  private unpark(id: string, callId: string): void {
+    const held = this.parked.get(id)
+    if (held === undefined || held.callId !== callId) return
+    this.parked.delete(id)
+    this.durable?.parking.withdraw(id, callId, held.entry.name)
   }
 
   /** What the durable layer uses of this manager. */

@@ -19,7 +19,7 @@ import {
 } from '../../core/texts.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, randomId, sealInput } from '../store/codec.js'
-import type { ClaimResult, ParkedCall, ParkedKind, ToolStore } from '../store/types.js'
+import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
 import type { ParkKind, ToolEntry } from '../types.js'
 import { recordedResult } from './ledger.js'
 import {
@@ -80,7 +80,9 @@ export class Parking {
   /**
    * Parks a call in the store: the input redacted, and sealed with the store key when there is
    * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
-   * Resolves once the store holds it; never rejects nor throws (a failure is reported).
+   * Resolves once the store holds it: `true`, or `false` when the store has a row of this id (a
+   * suspension's request id held by another call; nothing was parked). Never rejects (a failure
+   * is reported, and answers `true`: the call stays parked in this process).
    */
   park(
     id: string,
@@ -91,7 +93,7 @@ export class Parking {
     timeoutMs: number | undefined,
     ttlMs: number,
     idempotencyKey: string | undefined,
-  ): void | Promise<void> {
+  ): Promise<boolean> {
     const tool = entry.name
     try {
       const stored = sealInput(id, input, entry.sensitive, this.key)
@@ -107,10 +109,23 @@ export class Parking {
           ttlMs,
           data: parkedData(timeoutMs, idempotencyKey),
         })
-        .catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof StoreConflictError && kind === 'suspension') return false
+            this.ctx.host.reportError(callId, tool, err)
+            return true
+          },
+        )
     } catch (err) {
       this.ctx.host.reportError(callId, tool, err)
+      return Promise.resolve(true)
     }
+  }
+
+  /** Withdraws a call this manager parked (its call settled otherwise meanwhile): denied in the store, if still parked. Never rejects. */
+  withdraw(id: string, callId: string, tool: string): void {
+    this.ctx.store.deny(id).catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
   }
 
   /** Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation` event. Never rejects. */
