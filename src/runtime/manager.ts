@@ -39,6 +39,7 @@ import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
+import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
 
 export type * from './tool.js'
@@ -863,6 +864,10 @@ export class ToolManager {
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
     // without a store there is no ledger: a key would promise what nothing keeps
     if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
+    // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
+    if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
+      return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }
+    }
     if (typeof name !== 'string') {
       return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
     }
