@@ -20,6 +20,7 @@ import type { ServeStdioOptions } from './mcp/stdio.js'
 import type { HttpMcpServer, ServeHttpOptions } from './mcp/http.js'
 import type { CallResult } from './core/view.js'
 import type { ToolStore } from './runtime/store/types.js'
+import { givenSecrets, redactSecrets } from './cli-redact.js'
 
 interface Runtime {
   readonly ToolManager: new (options?: ToolManagerOptions) => ToolManager
@@ -116,7 +117,11 @@ async function openStore(spec: string): Promise<ToolStore> {
   const store = await import('./runtime/store/index.js')
   if (/^postgres(ql)?:\/\//i.test(spec)) return store.openPostgresStore({ connectionString: spec })
   const path = spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : /\.(db|sqlite3?)$/i.test(spec) ? spec : undefined
-  if (path === undefined || path === '') throw new UsageError(`--store takes sqlite:<file> or postgres://…, got ${JSON.stringify(spec)}`)
+  if (path === undefined || path === '') {
+    // the value may hold a password: only its scheme is named
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]
+    throw new UsageError(`--store takes sqlite:<file> or postgres://… (or a path ending in .db or .sqlite); got ${scheme === undefined ? 'another value' : `a ${JSON.stringify(scheme)} address`} (not shown: it may hold a password)`)
+  }
   return store.openSqliteStore({ path: resolve(path) })
 }
 
@@ -234,7 +239,10 @@ function table(rows: readonly (readonly string[])[]): string {
 }
 
 /** Runs the CLI; resolves to the exit code. */
-export async function main(argv: readonly string[], io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
+export async function main(argv: readonly string[], given: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
+  // nothing written to stderr shows a secret the command was given (a token, a store's password)
+  const secrets = givenSecrets(argv, process.env)
+  const io = { out: given.out, err: (s: string) => given.err(redactSecrets(s, secrets)) }
   let parsed: Parsed
   try {
     parsed = parse(argv)
@@ -513,7 +521,7 @@ function ignoreUnhandledRejections(): void {
       }
     }
     try {
-      process.stderr.write(`toolwire: ignored a promise rejection a tool left unhandled${detail}\n`)
+      process.stderr.write(redactSecrets(`toolwire: ignored a promise rejection a tool left unhandled${detail}\n`, givenSecrets(process.argv.slice(2), process.env)))
     } catch {
       // stderr is gone: nothing to tell
     }
@@ -530,7 +538,8 @@ if (isMain) {
       setTimeout(() => process.exit(code), 1000).unref()
     },
     (err: unknown) => {
-      process.stderr.write(`toolwire: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+      const text = `toolwire: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`
+      process.stderr.write(redactSecrets(text, givenSecrets(process.argv.slice(2), process.env)))
       process.exit(70)
     },
   )

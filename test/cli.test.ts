@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cli, makeToolBox, until, type ToolBox } from './fixtures/mcp/helpers.js'
+import { givenSecrets, redactSecrets } from '../src/cli-redact.js'
 
 let box: ToolBox['box']
 let toolModule: string
@@ -110,6 +111,42 @@ describe('usage', () => {
     const [help, version] = await Promise.all([run(['--help']), run(['--version'])])
     expect(help).toMatchObject({ code: 0, out: expect.stringContaining('toolwire serve') })
     expect(version.out.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  })
+})
+
+describe('secrets in CLI errors (review #21 item 26)', () => {
+  it('a --store of an unknown scheme, a malformed --http or a bad TOOLWIRE_STORE never print a password, token or secret', async () => {
+    const PW = 'PW-n0t-for-stderr'
+    const cases: { args: string[]; env?: Record<string, string> }[] = [
+      { args: ['serve', '--store', `postgresql+asyncpg://u:${PW}@db.example:5432/app`] },
+      { args: ['serve', '--http', `http://u:${PW}@h:80`] },
+      { args: ['serve'], env: { TOOLWIRE_STORE: `mysql://root:${PW}@db/x` } },
+      { args: ['serve', '--http', '0', '--store', `redis://:${PW}@cache:6379`], env: { TOOLWIRE_APPROVAL_SECRET: `${PW}-approval-secret` } },
+    ]
+    const results = await Promise.all(
+      cases.map(
+        ({ args, env }) =>
+          new Promise<{ code: number | null; err: string }>((resolve) => {
+            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, ...env } }, (_e, _out, stderr) =>
+              resolve({ code: child.exitCode, err: stderr }),
+            )
+          }),
+      ),
+    )
+    results.forEach((r, i) => {
+      expect(r.code, JSON.stringify(cases[i])).toBe(64)
+      expect(r.err, JSON.stringify(cases[i])).not.toContain(PW)
+    })
+    expect(results[0]!.err).toContain('postgresql+asyncpg')
+  }, 60_000)
+
+  it('redactSecrets: the token, each listed secret, an address password (URL or password=), any URL user part', () => {
+    const secrets = givenSecrets(['serve', '--token=tok-123456', '--store', 'host=db password=kw-secret'], {
+      TOOLWIRE_APPROVAL_SECRET: 'new-approval-secret, old-approval-secret',
+      TOOLWIRE_STORE_KEY: 'k'.repeat(64),
+    })
+    const text = `tok-123456 kw-secret old-approval-secret ${'k'.repeat(64)} postgres://ann:p%40ss@db/x https://bob@h/`
+    expect(redactSecrets(text, secrets)).toBe('*** *** *** *** postgres://***@db/x https://***@h/')
   })
 })
 

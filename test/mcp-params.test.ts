@@ -88,10 +88,12 @@ describe('MCP tools/call params', () => {
     expect(frames.get(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: nope' } })
   })
 
-  it('an id that is not a safe integer is not echoed (it is no valid JSON-RPC id)', async () => {
+  it('an integer id beyond 2^53 is served (test/mcp-ids.test.ts checks it is echoed as sent); a fractional one is not a valid id', async () => {
     const frames = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":-33959150112988556,"method":"ping"}'])
-    expect(frames.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } })
+    expect(frames.get(-33959150112988556)).toEqual({ jsonrpc: '2.0', id: -33959150112988556, result: {} })
     expect(frames.get(1)).toMatchObject({ result: { isError: false } })
+    const fractional = await session([call(1, { name: 'echo', arguments: {} })], ['{"jsonrpc":"2.0","id":2.5,"method":"ping"}'])
+    expect(fractional.get(undefined)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } })
   })
 
   it('a line nested deeper than 1000 levels is a parse error, answered before JSON.parse could block on it', async () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { ok } from '../src/core/helpers.js'
 import { sensitiveKeys } from '../src/core/redact.js'
 import { normalizeReturn } from '../src/runtime/normalize.js'
+import { toModel, ToolManager } from '../src/index.js'
 
 const returned = () => ({ user: 'ann', apiToken: 'sk-1', password: 'hunter2', note: 'n' })
 /** A key test that is not `sensitiveKeys(set)` of any set: `note` only. */
@@ -24,5 +25,36 @@ describe('normalizeReturn', () => {
     const result = normalizeReturn(ok(returned()), true, sensitive, sensitiveKeys(sensitive))
     expect(result.data()).toEqual({ user: 'ann', apiToken: '[redacted]', password: '[redacted]', note: 'n' })
     expect(result.isUntrusted()).toBe(true)
+  })
+})
+
+describe('a model result without isError (found in review #21 item 11)', () => {
+  const image = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' } as const
+  const key = sensitiveKeys(undefined)
+
+  it('{ output, parts } is the model result it plainly is: a success whose image stays a part, never JSON text', async () => {
+    const result = normalizeReturn({ output: 'the chart', parts: [image] }, false, undefined, key)
+    expect(result.isSuccess()).toBe(true)
+    expect(result.text()).toBe('the chart')
+    expect(result.parts()).toEqual([image])
+    expect(result.data()).toBeUndefined()
+    const tm = new ToolManager()
+    tm.register({ name: 'chart', inputSchema: { type: 'object' }, run: () => ({ output: 'the chart', parts: [image], metadata: { password: 'pw-1', rows: 3 } }) })
+    const model = toModel(await tm.call('chart', {}))
+    expect(model).toMatchObject({ output: 'the chart', isError: false, parts: [image], metadata: { password: '[redacted]', rows: 3 } })
+    expect(model.output).not.toContain('iVBORw0KGgo=')
+  })
+
+  it('plain data that merely has output and parts members stays data', () => {
+    for (const value of [
+      { output: 'x', parts: ['a', 'b'] },
+      { output: 'x', parts: [] },
+      { output: 'x', parts: [{ type: 'image' }] },
+      { output: 'x', parts: [image], other: 1 },
+      { output: 'x', isError: 'no', parts: [image] },
+      { output: 'x' },
+    ]) {
+      expect(normalizeReturn(value, false, undefined, key).data()).toEqual(value)
+    }
   })
 })

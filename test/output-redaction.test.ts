@@ -2,7 +2,7 @@
 // `password` and `cc-…`) are redacted in the view, the model text, every wire, call_end and the
 // recorded replay; the application still gets the tool's own value from tm.execute.
 import { describe, expect, it } from 'vitest'
-import { ok, toModel, ToolManager } from '../src/index.js'
+import { ok, refusalError, toModel, toolError, ToolManager, ToolResult } from '../src/index.js'
 import { toAnthropic, toMcp, toOpenAIChat } from '../src/render/index.js'
 import { MemoryStore } from '../src/runtime/store/index.js'
 import { isSensitive } from '../src/core/redact.js'
@@ -69,5 +69,54 @@ describe('isSensitive (no lower-case copy of each key)', () => {
     for (const name of ['passwords', 'passwor', 'my-password', 'cc', 'ccnumber', 'c-c', 'cd-x', 'apitoken', '', 'pässword', 'İcc-']) {
       expect(isSensitive(name, declared)).toBe(false)
     }
+  })
+})
+
+describe('every user-supplied field of a returned result is redacted (found in review #21 item 5)', () => {
+  const PW = 'pw-IN-metadata-77'
+  const TOKEN = 'tok-IN-details-42'
+  const secrets = { password: PW, nested: [{ 'cc-number': '4000000000000002', apiToken: TOKEN }] }
+  const returns: [string, () => unknown][] = [
+    ['a model result’s metadata', () => ({ output: 'x', isError: false, metadata: secrets })],
+    ['a failed model result’s metadata', () => ({ output: 'x', isError: true, metadata: secrets })],
+    ['a pending model result’s other metadata', () => ({ output: 'x', isError: true, metadata: { ...secrets, pending: { kind: 'input', id: 'p1', prompt: 'name?' } } })],
+    ['a ToolResult’s data', () => ToolResult.fromData(secrets)],
+    ['a ToolResult’s structured output (its text given as that JSON)', () => ToolResult.success({ text: JSON.stringify(secrets), structured: secrets })],
+    ['a ToolResult’s metadata', () => ToolResult.success('x').withMetadata(secrets)],
+    ['a ToolResult error’s details', () => ToolResult.failed(toolError('network', 'down', { details: secrets }))],
+    ['a ToolResult refusal’s details', () => ToolResult.failed(refusalError('nope', 'no', secrets))],
+    ['a ToolResult from the wire', () => ToolResult.fromJSON(JSON.stringify({ v: 1, status: 'success', output: { text: 'x', structured: secrets }, metadata: secrets }))],
+  ]
+  it.each(returns)('%s: redacted in the view, toModel, every wire, the canonical JSON and call_end', async (_what, run) => {
+    const tm = new ToolManager()
+    tm.register({ name: 't', inputSchema: { type: 'object' }, sensitive: ['apiToken'], run })
+    const ends: string[] = []
+    tm.on('call_end', (e) => ends.push(JSON.stringify({ record: e.record, view: e.view, result: e.result.toJSONText() })))
+    const view = await tm.call('t', {})
+    const outputs = [
+      JSON.stringify(view),
+      JSON.stringify(toModel(view)),
+      JSON.stringify(toOpenAIChat(view, { toolCallId: 'c1' })),
+      JSON.stringify(toAnthropic(view, { toolUseId: 'c1' })),
+      JSON.stringify(toMcp(view)),
+      ...ends,
+    ]
+    expect(ends).toHaveLength(1)
+    expect(ends[0]).toContain('[redacted]')
+    for (const text of outputs) {
+      expect(text).not.toContain(PW)
+      expect(text).not.toContain(TOKEN)
+      expect(text).not.toContain('4000000000000002')
+    }
+  })
+
+  it('a result with nothing sensitive is kept as it was returned', async () => {
+    const tm = new ToolManager()
+    const result = ToolResult.success('x').withMetadata({ note: 'n' })
+    tm.register({ name: 't', inputSchema: { type: 'object' }, run: () => result })
+    let seen: unknown
+    tm.on('call_end', (e) => (seen = e.result))
+    await tm.call('t', {})
+    expect(seen).toBe(result)
   })
 })

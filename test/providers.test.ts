@@ -9,6 +9,7 @@ import type { ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionT
 import type { FunctionTool, Response, ResponseInputItem } from 'openai/resources/responses/responses'
 import {
   anthropicTools,
+  GEMINI_CUT_DESCRIPTION,
   geminiTools,
   openAIChatTools,
   openAIResponsesTools,
@@ -268,7 +269,31 @@ describe('declaration helpers', () => {
       node = ((node.properties as Record<string, { items?: Record<string, unknown> }>).children!.items)
     }
     expect(depth).toBe(9)
-    expect(node).toEqual({})
+    expect(node).toEqual({ description: GEMINI_CUT_DESCRIPTION })
+  })
+
+  it('a recursive schema with many recursive fields stays small: inlining stops at a node budget, each cut a permissive leaf that says so (found in review #21 item 20)', () => {
+    for (const fields of [6, 8]) {
+      const properties = Object.fromEntries(Array.from({ length: fields }, (_, i) => [`f${i}`, { $ref: '#/$defs/node' }]))
+      const schema = { type: 'object', properties: { root: { $ref: '#/$defs/node' } }, $defs: { node: { type: 'object', properties } } }
+      const text = JSON.stringify(toGeminiSchema(schema))
+      // before: 26 MB (6 fields) and 225 MB (8 fields)
+      expect(text.length).toBeLessThan(400_000)
+      expect(text).toContain(GEMINI_CUT_DESCRIPTION)
+      // the first levels are still there
+      expect(toGeminiSchema(schema)).toMatchObject({ properties: { root: { type: 'object', properties: { f0: { type: 'object' } } } } })
+      const tm = new ToolManager()
+      tm.register({ name: 'tree', inputSchema: schema, run: () => 'ok' })
+      expect(JSON.stringify(geminiTools(tm)).length).toBeLessThan(400_000)
+    }
+  })
+
+  it('a chain of definitions each referring twice to the next (no recursion, 2^20 paths) is bounded the same way', () => {
+    const $defs: Record<string, unknown> = { d20: { type: 'string' } }
+    for (let i = 0; i < 20; i++) $defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } } }
+    const text = JSON.stringify(toGeminiSchema({ type: 'object', properties: { top: { $ref: '#/$defs/d0' } }, $defs }))
+    expect(text.length).toBeLessThan(400_000)
+    expect(text).toContain(GEMINI_CUT_DESCRIPTION)
   })
 })
 

@@ -109,11 +109,30 @@ export function pendingOf(result: ModelResult | { readonly metadata?: { readonly
   return typeof p === 'object' && p !== null && typeof (p as PendingRequest).kind === 'string' ? (p as PendingRequest) : undefined
 }
 
-/** @internal Whether `value` has the model-result `{ output, isError }` shape. */
+/** The media types a content part may have. */
+const PART_TYPES: ReadonlySet<unknown> = new Set(['image', 'audio', 'file'])
+
+/** Whether `value` is a non-empty list of content parts (each `{ type: 'image' | 'audio' | 'file', mimeType }`). */
+function isPartList(value: unknown): boolean {
+  if (!Array.isArray(value) || value.length === 0) return false
+  for (const part of value as unknown[]) {
+    if (typeof part !== 'object' || part === null) return false
+    const p = part as { type?: unknown; mimeType?: unknown }
+    if (!PART_TYPES.has(p.type) || typeof p.mimeType !== 'string') return false
+  }
+  return true
+}
+
+/**
+ * @internal Whether `value` has the model-result shape: `{ output, isError }`, or
+ * `{ output, parts }` without `isError` (a success: its media stays media), with `parts` and
+ * `metadata` optional and no other member.
+ */
 export function isModelResult(value: unknown): value is ModelResult {
   if (typeof value !== 'object' || value === null) return false
   const v = value as Record<string, unknown>
-  if (typeof v.output !== 'string' || typeof v.isError !== 'boolean') return false
+  if (typeof v.output !== 'string') return false
+  if (typeof v.isError !== 'boolean' && (v.isError !== undefined || !isPartList(v.parts))) return false
   for (const key in v) {
     if (key !== 'output' && key !== 'isError' && key !== 'parts' && key !== 'metadata') return false
   }

@@ -42,6 +42,26 @@ export function resultData(value: unknown, hideKey: (key: string) => boolean): J
   return toFrozenJson(value, hideKey, REDACTED)
 }
 
+/** Whether JSON `value` holds a member whose name `hideKey` hides, at any depth (`value` is within `toFrozenJson`'s limits). */
+export function holdsHidden(value: JsonValue | undefined, hideKey: (key: string) => boolean): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const stack: JsonValue[] = [value]
+  while (stack.length > 0) {
+    const node = stack.pop()!
+    if (typeof node !== 'object' || node === null) continue
+    if (Array.isArray(node)) {
+      for (const item of node as readonly JsonValue[]) if (typeof item === 'object' && item !== null) stack.push(item)
+      continue
+    }
+    for (const key in node) {
+      if (hideKey(key)) return true
+      const item = (node as { readonly [key: string]: JsonValue })[key]!
+      if (typeof item === 'object' && item !== null) stack.push(item)
+    }
+  }
+  return false
+}
+
 /**
  * Whether a change path names a sensitive field in any segment. Segments are split at `/`
  * (a JSON Pointer, `~1` and `~0` unescaped) and at `.` (a dotted path), so

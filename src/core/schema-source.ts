@@ -12,6 +12,7 @@ import { createRequire } from 'node:module'
 import { MAX_DEPTH, MAX_ISSUES, SchemaError, shapeProblem, tooLargeIssues, type Issue, type SchemaCompiler, type Validator } from './validate.js'
 import { MAX_VALUES } from './json.js'
 import type { JsonSchema, StandardSchemaV1 } from './schema-types.js'
+import { isThenable, when } from './thenable.js'
 
 const require = createRequire(import.meta.url)
 
@@ -396,21 +397,36 @@ function issuesOf(raw: readonly StandardSchemaV1.Issue[], input: unknown): reado
 function standardValidator(schema: StandardSchemaV1, outputs: WeakMap<object, unknown> | undefined, maxValues: number): Validator {
   const validate = schema['~standard'].validate
   const tooLarge = tooLargeIssues(maxValues)
-  const settle = (input: unknown, result: StandardSchemaV1.Result<unknown>): readonly Issue[] | undefined => {
-    if (typeof result !== 'object' || result === null) return UNCHECKED
-    if (result.issues) return issuesOf(Array.isArray(result.issues) ? result.issues : [], input)
-    if (outputs !== undefined && typeof input === 'object' && input !== null) outputs.set(input, result.value)
-    return undefined
+  // a result is a success only with an own-or-inherited `value` and no `issues`; anything else
+  // the validator returned (null, neither member, a throwing getter, a Proxy) could not be checked
+  const settle = (input: unknown, result: unknown): readonly Issue[] | undefined => {
+    try {
+      if (typeof result !== 'object' || result === null) return UNCHECKED
+      const issues: unknown = (result as { issues?: unknown }).issues
+      if (issues !== undefined && issues !== null && issues !== false) return issuesOf(Array.isArray(issues) ? (issues as StandardSchemaV1.Issue[]) : [], input)
+      if (!('value' in result)) return UNCHECKED
+      const value: unknown = (result as { value?: unknown }).value
+      if (outputs !== undefined && typeof input === 'object' && input !== null) outputs.set(input, value)
+      return undefined
+    } catch {
+      return UNCHECKED
+    }
   }
   return ((input: unknown) => {
     try {
       const problem = shapeProblem(input, MAX_DEPTH, maxValues)
       if (problem !== undefined) return problem === 'deep' ? TOO_DEEP : tooLarge
-      const result = validate(input)
-      if (typeof (result as { then?: unknown }).then === 'function') {
-        return (result as Promise<StandardSchemaV1.Result<unknown>>).then((r) => settle(input, r), () => UNCHECKED)
-      }
-      return settle(input, result as StandardSchemaV1.Result<unknown>)
+      const result: unknown = validate(input)
+      if (!isThenable(result)) return settle(input, result)
+      // any thenable, read through `when`: one that calls back twice is heard once, one that
+      // resolves to itself for ever gives up; one that never settles is cut by the call's timeout or signal
+      return new Promise<readonly Issue[] | undefined>((resolve) =>
+        when(
+          result,
+          (r) => resolve(settle(input, r)),
+          () => resolve(UNCHECKED),
+        ),
+      )
     } catch {
       return UNCHECKED
     }
@@ -519,9 +535,9 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
       if (typeof value === 'object' && value !== null && outputs.has(value)) return outputs.get(value)
       // a primitive input: validated again to get the schema's value
       try {
-        const r = input['~standard'].validate(value)
-        if (typeof (r as { then?: unknown }).then === 'function') return value
-        return (r as StandardSchemaV1.Result<unknown>).issues ? value : (r as StandardSchemaV1.SuccessResult<unknown>).value
+        const r: unknown = input['~standard'].validate(value)
+        if (isThenable(r) || typeof r !== 'object' || r === null || (r as { issues?: unknown }).issues || !('value' in r)) return value
+        return (r as StandardSchemaV1.SuccessResult<unknown>).value
       } catch {
         return value
       }

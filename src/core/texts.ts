@@ -52,6 +52,11 @@ export function invalidText(issues: readonly { readonly path: string; readonly m
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'
 
+/** The message of a call its timeout stopped (validating its input or running). */
+export function timedOutText(timeoutMs: number): string {
+  return `The tool did not finish within ${timeoutMs} ms`
+}
+
 /** The message of a thrown error that names its kind (other than `other`). */
 export function toolFailedText(kind: string): string {
   return kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`
@@ -178,6 +183,8 @@ export const STORE_TEXTS = Object.freeze({
     'This call was approved on another instance and is still running there; its result is not known here yet. Do not run it again.',
   confirmedElsewhereUnrecorded:
     'This call was approved on another instance and ran there, but its result could not be read from the store. Do not run it again.',
+  confirmationStateUnknown:
+    'This confirmation has a state in the store that this version does not know, so whether the call ran is not known here. Check before running it again.',
 })
 
 /** `input_unavailable`: a parked call's sensitive input is held only by the instance that parked it. */

@@ -22,8 +22,11 @@ import { viewOf, type CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
-import { confirmationOutcome, confirmedElsewhereRunning } from '../runtime/durable/parking.js'
+import { confirmationOutcome, confirmedElsewhereRunning, type ConfirmationOutcome } from '../runtime/durable/parking.js'
+import { refused, STORE_UNAVAILABLE } from '../runtime/durable/shared.js'
+import { STORE_TEXTS } from '../core/texts.js'
 import type { ServableManager } from './meta.js'
+import { readBody } from './body.js'
 
 /** What the page shows of a call waiting for confirmation. */
 export interface ConfirmationLinkInput {
@@ -83,19 +86,10 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  return new Promise((resolve, reject) => {
-    let size = 0
-    const chunks: Buffer[] = []
-    let over = false
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size > FORM_MAX_BYTES) over = true
-      else chunks.push(chunk)
-    })
-    req.on('end', () => resolve(over ? undefined : new URLSearchParams(Buffer.concat(chunks).toString('utf8'))))
-    req.on('error', reject)
-  })
+/** The form of a POST, `'too large'` past `FORM_MAX_BYTES` (answered then, not read to its end). */
+async function readForm(req: IncomingMessage): Promise<URLSearchParams | 'too large'> {
+  const body = await readBody(req, FORM_MAX_BYTES)
+  return body === undefined ? 'too large' : new URLSearchParams(body.toString('utf8'))
 }
 
 interface PageEntry {
@@ -151,7 +145,7 @@ function outcomePage(res: ServerResponse, approve: boolean, entry: PageEntry, vi
   page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${shownSummary(entry)}</p>${outcome}<p>You can close this page.</p>`)
 }
 
-/** The decision of a POST whose form carries `csrf`; `undefined` once it has answered 405 or 403. */
+/** The decision of a POST whose form carries `csrf`; `undefined` once it has answered 405, 413 or 403. */
 async function readDecision(req: IncomingMessage, res: ServerResponse, expectedCsrf: string): Promise<'approve' | 'deny' | undefined> {
   if (req.method !== 'POST') {
     req.resume()
@@ -161,6 +155,11 @@ async function readDecision(req: IncomingMessage, res: ServerResponse, expectedC
   }
   const type = req.headers['content-type'] ?? ''
   const form = type.startsWith('application/x-www-form-urlencoded') ? await readForm(req) : (req.resume(), undefined)
+  if (form === 'too large') {
+    res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' })
+    res.end('the form is too large\n')
+    return undefined
+  }
   const csrf = form?.get('csrf') ?? ''
   const decision = form?.get('decision')
   if (form === undefined || !sameSecret(csrf, expectedCsrf) || (decision !== 'approve' && decision !== 'deny')) {
@@ -534,25 +533,39 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       const look = (): void => {
         if (polling) return
         polling = true
+        const onOutcome = (outcome: ConfirmationOutcome | undefined): void => {
+          polling = false
+          switch (outcome?.state) {
+            case 'gone':
+              return done(undefined)
+            case 'parked':
+              if (expired) done(undefined)
+              return
+            case 'running':
+              // a run through this process's page resolves through the `confirmation` event
+              if (running === undefined && !this.deciding.has(entry.handle)) {
+                running = setTimeout(() => done(viewOf(confirmedElsewhereRunning(), outcome.callId)), this.outcomeWaitMs)
+                running.unref()
+              }
+              return
+            case 'settled':
+              // decided on another instance: the outcome it recorded, the view its run gave there
+              return done(viewOf(outcome.result, outcome.callId))
+            default:
+              // a stored state this version does not know: the client is answered, never left waiting
+              return unknownState()
+          }
+        }
+        const unknownState = (): void => {
+          polling = false
+          done(viewOf(refused(STORE_UNAVAILABLE, STORE_TEXTS.confirmationStateUnknown), undefined))
+        }
         confirmationOutcome(this.store, entry.id).then(
           (outcome) => {
-            polling = false
-            switch (outcome.state) {
-              case 'gone':
-                return done(undefined)
-              case 'parked':
-                if (expired) done(undefined)
-                return
-              case 'running':
-                // a run through this process's page resolves through the `confirmation` event
-                if (running === undefined && !this.deciding.has(entry.handle)) {
-                  running = setTimeout(() => done(viewOf(confirmedElsewhereRunning(), outcome.callId)), this.outcomeWaitMs)
-                  running.unref()
-                }
-                return
-              case 'settled':
-                // decided on another instance: the outcome it recorded, the view its run gave there
-                return done(viewOf(outcome.result, outcome.callId))
+            try {
+              onOutcome(outcome)
+            } catch {
+              unknownState()
             }
           },
           () => {

@@ -11,18 +11,21 @@
  * the served manager's `maxInputValues` plus the envelope) before any parsing,
  * JSON-RPC shape errors (`-32600`, not the SDK's `-32700`), batches refused (2025-11-25
  * has none), an unknown method answered 404 before dispatch, and a session table with
- * an idle timeout. See docs/mcp.md.
+ * an idle timeout, and an event store bounded by bytes. See docs/mcp.md.
  */
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+import { closeUnfinished, readBody } from './body.js'
+import { MemoryEventStore } from './event-store.js'
+import { SessionTable } from './sessions.js'
+import { WideIds } from './ids.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -62,8 +65,26 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly maxBodyBytes?: number
   /** A session unused this long is closed, in ms (default 30 minutes). */
   readonly sessionIdleMs?: number
-  /** The most sessions open at once (default 1000); an `initialize` beyond gets 503. */
+  /** A session with no request after its `initialize` is closed this long after it, in ms (default 60 000). */
+  readonly sessionUnusedMs?: number
+  /**
+   * The most sessions open at once (default 1000). A new one beyond closes the oldest session
+   * that had no request after its `initialize`, else the least recently used one with nothing
+   * in flight; when every session has a request in flight it gets 503.
+   */
   readonly maxSessions?: number
+  /**
+   * The most sessions one client holds at once (default 100): a client is its bearer token
+   * when `token` is set (every holder of it is one client), else its address. A new one beyond
+   * closes that client's own sessions first, in the same order.
+   */
+  readonly maxSessionsPerClient?: number
+  /**
+   * The most bytes of SSE events a session keeps for `Last-Event-ID` replay (default 4 MiB;
+   * and at most 1,000 events): the oldest go first, and an event larger than this is not
+   * kept. A resume from an event no longer kept answers 400.
+   */
+  readonly sessionReplayBytes?: number
   /** Prometheus text for `/metrics` (default: `tm.metrics({ format: 'prometheus' })` when the manager has it). */
   readonly metrics?: () => string
   /** Called with transport and protocol errors (default: ignored; responses never carry them). */
@@ -160,20 +181,23 @@ interface JsonRpcErrorBody {
   readonly message: string
   readonly id?: string | number | null
   readonly headers?: Readonly<Record<string, string>>
+  /** Writes back an `id` that was an alias of a wide integer (see ids.ts). */
+  readonly ids?: WideIds
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, serialize: (value: unknown) => string = JSON.stringify): void {
   if (res.headersSent) {
     res.end()
     return
   }
-  const text = JSON.stringify(body)
+  const text = serialize(body)
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
   res.end(text)
 }
 
 function sendError(res: ServerResponse, e: JsonRpcErrorBody): void {
-  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers)
+  const ids = e.ids
+  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers, ids === undefined ? undefined : (v) => ids.serialize(v))
 }
 
 function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8', headers: Readonly<Record<string, string>> = {}): void {
@@ -185,75 +209,33 @@ function sendText(res: ServerResponse, status: number, text: string, contentType
   res.end(text)
 }
 
-/** Reads the body up to `limit` bytes; `undefined` when it is larger. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'])
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume()
-      resolve(undefined)
-      return
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    let over = false
-    req.on('data', (chunk: Buffer) => {
-      if (over) return
-      size += chunk.length
-      if (size > limit) {
-        over = true
-        chunks.length = 0
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)))
-    req.on('error', reject)
-  })
-}
-
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
-}
-
-/** A small in-memory event store so a client can resume an SSE stream (`Last-Event-ID`) within a session. */
-class MemoryEventStore implements EventStore {
-  private readonly events = new Map<string, { streamId: string; message: JSONRPCMessage }>()
-  private seq = 0
-  constructor(private readonly max = 1000) {}
-
-  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    const eventId = `${streamId}_${(++this.seq).toString(36)}`
-    this.events.set(eventId, { streamId, message })
-    if (this.events.size > this.max) this.events.delete(this.events.keys().next().value as string)
-    return eventId
-  }
-
-  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return this.events.get(eventId)?.streamId
-  }
-
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
-    const last = this.events.get(lastEventId)
-    if (last === undefined) return ''
-    let after = false
-    for (const [id, event] of this.events) {
-      if (id === lastEventId) {
-        after = true
-        continue
-      }
-      // the priming event is an empty object: nothing to replay
-      if (after && event.streamId === last.streamId && Object.keys(event.message).length > 0) await send(id, event.message)
-    }
-    return last.streamId
-  }
 }
 
 interface Session {
   readonly transport: StreamableHTTPServerTransport
   readonly server: Server
-  lastUsed: number
-  active: number
+}
+
+/**
+ * Makes the SDK transport's SSE events write each wide integer id back as it was sent (the
+ * transport writes every event, replays included, through `writeSSEEvent`; the framing here
+ * is the SDK's own). Left as it is when this SDK version has no such method.
+ */
+function writeWideIds(transport: StreamableHTTPServerTransport, ids: WideIds, onError: (error: Error) => void): void {
+  type Writer = (controller: ReadableStreamDefaultController<Uint8Array>, encoder: TextEncoder, message: unknown, eventId?: string) => boolean
+  const inner = (transport as unknown as { _webStandardTransport?: { writeSSEEvent?: Writer } })._webStandardTransport
+  if (inner === undefined || typeof inner.writeSSEEvent !== 'function') return
+  inner.writeSSEEvent = (controller, encoder, message, eventId) => {
+    try {
+      controller.enqueue(encoder.encode(`event: message\n${eventId ? `id: ${eventId}\n` : ''}data: ${ids.serialize(message)}\n\n`))
+      return true
+    } catch (error) {
+      onError(error as Error)
+      return false
+    }
+  }
 }
 
 /**
@@ -270,7 +252,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   // a body over the manager's input limit (plus the envelope) is refused before JSON.parse
   const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
-  const maxSessions = options.maxSessions ?? 1000
+  const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
   const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => hostNameOf(h)))
@@ -282,7 +264,15 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     (typeof (tm as { metrics?: unknown }).metrics === 'function'
       ? () => (tm as unknown as { metrics(o: { format: 'prometheus' }): string }).metrics({ format: 'prometheus' })
       : undefined)
-  const sessions = new Map<string, Session>()
+  const sessions = new SessionTable<Session>(
+    {
+      maxSessions: options.maxSessions ?? 1000,
+      maxPerClient: options.maxSessionsPerClient ?? 100,
+      idleMs,
+      unusedMs: options.sessionUnusedMs ?? 60_000,
+    },
+    (_id, session) => void session.server.close().catch(onError),
+  )
   if ((options.store === undefined) !== (options.approvalSecret === undefined)) {
     throw new TypeError('serveHttp: store and approvalSecret go together (links shared through the store are sealed with the secret)')
   }
@@ -343,16 +333,21 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
   }
 
-  const newTransport = (stateful: boolean, json = false): { transport: StreamableHTTPServerTransport; server: Server } => {
+  const ids = new WideIds()
+
+  /** Whose sessions these are: the token's holders when one is set, else the address. */
+  const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
+
+  const newTransport = (stateful: boolean, json = false, client = ''): { transport: StreamableHTTPServerTransport; server: Server } => {
     const server = createMcpServer(tm, serverOptions)
     const transport = new StreamableHTTPServerTransport(
       stateful
         ? {
             sessionIdGenerator: () => randomUUID(),
-            eventStore: new MemoryEventStore(),
+            eventStore: new MemoryEventStore({ maxBytes: replayBytes }),
             retryInterval: 1000,
             onsessioninitialized: (id) => {
-              sessions.set(id, { transport, server, lastUsed: Date.now(), active: 0 })
+              sessions.add(id, client, { transport, server })
             },
             onsessionclosed: (id) => {
               sessions.delete(id)
@@ -362,23 +357,11 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     )
     transport.onerror = onError
     server.onerror = onError
+    writeWideIds(transport, ids, onError)
     return { transport, server }
   }
 
-  const closeSession = (id: string): void => {
-    const session = sessions.get(id)
-    if (session === undefined) return
-    sessions.delete(id)
-    void session.server.close().catch(onError)
-  }
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now()
-      for (const [id, session] of sessions) if (session.active === 0 && now - session.lastUsed > idleMs) closeSession(id)
-    },
-    Math.max(1000, Math.min(idleMs, 60_000)),
-  )
+  const sweep = setInterval(() => sessions.sweep(), Math.max(1000, Math.min(idleMs, options.sessionUnusedMs ?? 60_000, 60_000)))
   sweep.unref()
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -411,26 +394,24 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required' })
         return
       }
-      const session = sessions.get(sessionId)
+      // a GET stream counts as use for as long as it is open
+      const session = sessions.begin(sessionId)
       if (session === undefined) {
         sendError(res, { status: 404, code: -32001, message: 'Session not found' })
         return
       }
-      session.lastUsed = Date.now()
-      session.active++
       try {
-        // a GET stream counts as use for as long as it is open
         await session.transport.handleRequest(req, res)
       } finally {
-        session.active--
-        session.lastUsed = Date.now()
+        sessions.end(sessionId)
       }
       return
     }
 
     const body = await readBody(req, maxBodyBytes)
     if (body === undefined) {
-      sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes` })
+      // answered at the limit, never read to its end: closeUnfinished ends the connection
+      sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes`, headers: { connection: 'close' } })
       return
     }
     const text = body.toString('utf8')
@@ -441,8 +422,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       return
     }
     let value: unknown
+    let wide = false
     try {
-      value = JSON.parse(text)
+      const raw: unknown = JSON.parse(text)
+      // an integer id beyond ±2^53 (valid in MCP, refused by the SDK) travels as an alias, written back as sent
+      value = ids.inbound(raw, text)
+      wide = value !== raw
     } catch {
       sendError(res, { status: 400, code: -32700, message: 'Parse error: invalid JSON' })
       return
@@ -455,12 +440,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     if (!parsed.success) {
       const id = (value as { id?: unknown } | null)?.id
       const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null
-      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId })
+      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId, ids })
       return
     }
     const message = parsed.data as { id?: string | number; method?: string }
     if (message.method !== undefined && message.id !== undefined && !MCP_SERVED_METHODS.includes(message.method)) {
-      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id })
+      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id, ids })
       return
     }
     const isInitialize = message.method === 'initialize'
@@ -469,7 +454,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       // nothing but progress can come back before the response (a stateless server sends no
       // request to the client): without a progress token, plain JSON instead of an SSE stream
       const progressToken = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken
-      const { transport, server } = newTransport(false, progressToken === undefined)
+      // a JSON answer is written by the SDK, which cannot write a wide id back: those go as SSE
+      const { transport, server } = newTransport(false, progressToken === undefined && !wide)
       res.on('close', () => {
         void server.close().catch(onError)
       })
@@ -480,32 +466,30 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
     if (sessionId === undefined) {
       if (!isInitialize) {
-        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null })
+        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null, ids })
         return
       }
-      if (sessions.size >= maxSessions) {
-        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' } })
+      // room is made by closing a session unused since its initialize, else the least recently used
+      if (!sessions.admit(clientOf(req))) {
+        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' }, ids })
         return
       }
-      const { transport, server } = newTransport(true)
+      const { transport, server } = newTransport(true, false, clientOf(req))
       await server.connect(transport)
       await transport.handleRequest(req, res, parsed.data)
       // an initialize the transport refused opened no session: nothing to keep
-      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close().catch(onError)
+      if (transport.sessionId === undefined || sessions.get(transport.sessionId) === undefined) await server.close().catch(onError)
       return
     }
-    const session = sessions.get(sessionId)
+    const session = sessions.begin(sessionId)
     if (session === undefined) {
-      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null })
+      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null, ids })
       return
     }
-    session.lastUsed = Date.now()
-    session.active++
     try {
       await session.transport.handleRequest(req, res, parsed.data)
     } finally {
-      session.active--
-      session.lastUsed = Date.now()
+      sessions.end(sessionId)
     }
   }
 
@@ -566,6 +550,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   let inflight = 0
   let drained: (() => void) | undefined
   const http = createServer((req, res) => {
+    // a body still coming once the answer is sent (over a limit, or refused unread) is not read to its end
+    closeUnfinished(req, res, maxBodyBytes)
     // an open GET stream is not a request in flight: close() ends it
     const counted = req.method !== 'GET'
     if (counted) {
@@ -618,7 +604,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
       clearInterval(sweep)
       pages?.close()
-      for (const id of [...sessions.keys()]) closeSession(id)
+      for (const id of sessions.ids()) sessions.close(id)
       http.closeAllConnections()
       await closing
     },

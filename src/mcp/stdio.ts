@@ -7,6 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
+import { WideIds } from './ids.js'
 import { createMcpServer, frameValueLimit, MCP_FRAME_MAX_VALUES, type McpServerOptions } from './server.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
@@ -44,7 +45,7 @@ export interface StdioLineTransportOptions {
  * is not JSON (or nests deeper than 1000 levels, or holds more than `maxLineValues` values:
  * those are measured, not parsed), `-32600` (invalid request, with the `id` when the object carries a valid
  * one) for JSON that is not a JSON-RPC message (batches included, which 2025-11-25 does
- * not have), and keeps serving. Blank lines are ignored. The end of the input closes it,
+ * not have), and keeps serving. An integer id beyond ±2^53 (`1e21`) is served and echoed as sent. Blank lines are ignored. The end of the input closes it,
  * once the requests already received are answered (or `drainTimeoutMs` passed).
  */
 /**
@@ -67,6 +68,8 @@ export class StdioLineTransport implements Transport {
   private readonly maxLineValues: number
   private readonly drainTimeoutMs: number
   private readonly pending = new Set<string | number>()
+  /** Ids beyond ±2^53 (`1e21`), carried as aliases and written back as sent. */
+  private readonly ids = new WideIds()
   private ending = false
 
   constructor(
@@ -134,7 +137,7 @@ export class StdioLineTransport implements Transport {
     }
     let value: unknown
     try {
-      value = JSON.parse(line)
+      value = this.ids.inbound(JSON.parse(line), line)
     } catch {
       this.reply(errorFrame(-32700, 'Parse error'))
       return
@@ -183,7 +186,7 @@ export class StdioLineTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.resolve()
     const sent = new Promise<void>((resolve) => {
-      if (this.output.write(JSON.stringify(message) + '\n')) resolve()
+      if (this.output.write(this.ids.serialize(message) + '\n')) resolve()
       else this.output.once('drain', () => resolve())
     })
     const m = message as { id?: string | number; method?: string }

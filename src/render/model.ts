@@ -42,16 +42,104 @@ export const UNTRUSTED_NOTE: string = tables.untrustedNote
 /** The `_meta` key set (to `true`) on an untrusted MCP result and on each of its content items (from the core). */
 export const MCP_UNTRUSTED_META_KEY: string = tables.mcpUntrustedMetaKey
 
-const TAG = /<(\s*\/?\s*)untrusted-content/gi
+/** `<` and the characters a model may read as one (all in the BMP). */
+const OPEN = /[<\uff1c\ufe64\u2039\u3008\u2329\u27e8]/
+const isOpen = (c: number): boolean => c === 0x3c || c === 0xff1c || c === 0xfe64 || c === 0x2039 || c === 0x3008 || c === 0x2329 || c === 0x27e8
+/** `/` and the characters a model may read as one. */
+const isSlash = (c: number): boolean => c === 0x2f || c === 0xff0f || c === 0x2044 || c === 0x2215 || c === 0x29f8
+/** `-` and the characters a model may read as one. */
+const isDash = (c: number): boolean => c === 0x2d || (c >= 0x2010 && c <= 0x2015) || c === 0x2043 || c === 0x2212 || c === 0xfe58 || c === 0xfe63 || c === 0xff0d
+
+/** Look-alikes of the letters of `untrusted-content` (Cyrillic, Greek, long s), by code point. */
+const LOOK_ALIKES: ReadonlyMap<number, number> = new Map([
+  [0x17f, 0x73], [0x405, 0x73], [0x455, 0x73],
+  [0x415, 0x65], [0x435, 0x65],
+  [0x39f, 0x6f], [0x3bf, 0x6f], [0x41e, 0x6f], [0x43e, 0x6f],
+  [0x421, 0x63], [0x441, 0x63],
+  [0x3a4, 0x74], [0x422, 0x74],
+  [0x39d, 0x6e], [0x3c5, 0x75], [0x501, 0x64],
+])
+
+/** The lower-case ASCII letter (its code) a model may read `c` as: ASCII in any case, fullwidth, look-alikes; else -1. */
+function fold(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) return c + 0x20
+  if (c >= 0x61 && c <= 0x7a) return c
+  if (c >= 0xff21 && c <= 0xff3a) return c - 0xff21 + 0x61
+  if (c >= 0xff41 && c <= 0xff5a) return c - 0xff41 + 0x61
+  return LOOK_ALIKES.get(c) ?? -1
+}
+
+/** Format and other default-ignorable characters, variation selectors and combining marks, as [first, last] code points. */
+const IGNORABLE: readonly (readonly [number, number])[] = [
+  [0xad, 0xad], [0x300, 0x36f], [0x600, 0x605], [0x61c, 0x61c], [0x6dd, 0x6dd], [0x70f, 0x70f], [0x890, 0x891], [0x8e2, 0x8e2],
+  [0x115f, 0x1160], [0x17b4, 0x17b5], [0x180b, 0x180f], [0x1ab0, 0x1aff], [0x1dc0, 0x1dff], [0x200b, 0x200f], [0x202a, 0x202e],
+  [0x2060, 0x206f], [0x20d0, 0x20ff], [0x3164, 0x3164], [0xfe00, 0xfe0f], [0xfe20, 0xfe2f], [0xffa0, 0xffa0], [0xfff0, 0xfffb],
+  [0x110bd, 0x110bd], [0x110cd, 0x110cd], [0x13430, 0x1343f], [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0000, 0xe0fff],
+]
+
+/** What may sit unseen between the characters of a tag: JavaScript's `\s` and the {@link IGNORABLE} ranges. */
+function isGap(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d)
+  if (/\s/.test(String.fromCodePoint(c))) return true
+  for (const [first, last] of IGNORABLE) if (c >= first && c <= last) return true
+  return false
+}
+
+/** The index after the gap characters from `i`. */
+function skipGaps(text: string, i: number): number {
+  while (i < text.length) {
+    const c = text.codePointAt(i)!
+    if (!isGap(c)) break
+    i += c > 0xffff ? 2 : 1
+  }
+  return i
+}
+
+/** Whether the text from `i` (after a `<`) reads as `/untrusted-content` or `untrusted-content`. */
+function namesTag(text: string, i: number): boolean {
+  let at = skipGaps(text, i)
+  if (at < text.length && isSlash(text.charCodeAt(at))) at = skipGaps(text, at + 1)
+  for (const word of ['untrusted', 'content']) {
+    if (word === 'content' && at < text.length && isDash(text.charCodeAt(at))) at = skipGaps(text, at + 1)
+    for (let k = 0; k < word.length; k++) {
+      const c = text.codePointAt(at)
+      if (c === undefined || fold(c) !== word.charCodeAt(k)) return false
+      at = skipGaps(text, at + (c > 0xffff ? 2 : 1))
+    }
+  }
+  return true
+}
 
 /**
- * Wraps `text` in the untrusted-content delimiter, preceded by the note. Any
- * `<untrusted-content` or `</untrusted-content` inside `text` (any case, any spacing)
- * has its `<` replaced by `&lt;`, so the content can neither close the delimiter early
- * nor open a fake one.
+ * `text` with every `<` (or a look-alike: `＜`, `﹤`, `‹`, `〈`, `⟨`) that starts something a
+ * model could read as the delimiter's opening or closing tag replaced by `&lt;`: after it, an
+ * optional slash (`/`, `／`, `⁄`, `∕`, `⧸`), then `untrusted`, an optional dash (`-` or a
+ * look-alike) and `content`, in any case, in fullwidth letters or Cyrillic/Greek look-alikes,
+ * with any whitespace, format or other default-ignorable characters, variation selectors or
+ * combining marks between any two of them. The rest is kept as it is. The core's
+ * `wrap_untrusted` does the same, character for character. Linear: a scan from one `<` stops
+ * at the next one.
+ */
+function neutralizeTags(text: string): string {
+  if (!OPEN.test(text)) return text
+  let out = ''
+  let last = 0
+  for (let i = 0; i < text.length; i++) {
+    if (isOpen(text.charCodeAt(i)) && namesTag(text, i + 1)) {
+      out += `${text.slice(last, i)}&lt;`
+      last = i + 1
+    }
+  }
+  return last === 0 ? text : out + text.slice(last)
+}
+
+/**
+ * Wraps `text` in the untrusted-content delimiter, preceded by the note; inside `text`,
+ * anything a model could read as the delimiter's tags is neutralized (`neutralizeTags`), so
+ * the content can neither close the delimiter early nor open a fake one.
  */
 export function wrapUntrusted(text: string): string {
-  return `${UNTRUSTED_NOTE}\n${UNTRUSTED_OPEN}\n${text.replace(TAG, '&lt;$1untrusted-content')}\n${UNTRUSTED_CLOSE}`
+  return `${UNTRUSTED_NOTE}\n${UNTRUSTED_OPEN}\n${neutralizeTags(text)}\n${UNTRUSTED_CLOSE}`
 }
 
 /**

@@ -20,9 +20,10 @@ import type { CallTracer } from '../observe/telemetry.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
+import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
-import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, toolFailedText } from '../core/texts.js'
+import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
 import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
@@ -67,8 +68,6 @@ export interface CallStages {
   readonly startQueued: (call: Call) => boolean
 }
 
-/** The largest delay `setTimeout` can represent; a longer timeout never fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * How long a settled call without a timeout waits for the store writes its view depends on
@@ -218,6 +217,12 @@ export class Call implements ToolContext {
     return call.#seq
   }
 
+  /** @internal The call started at `startedAt` (`performance.now()`), before its input's asynchronous validation: its timeout and duration count from then. */
+  static since(call: Call, startedAt: number): Call {
+    call.#clock = startedAt
+    return call
+  }
+
   /** @internal Settles from outside the body (cancel, signal, timeout). */
   static interrupt(call: Call, result: ToolResult): void {
     call.#interrupt(result)
@@ -299,14 +304,17 @@ export class Call implements ToolContext {
     }
     this.#host.track(this)
     const timeoutMs = options?.timeoutMs ?? this.#entry.timeoutMs
-    // setTimeout fires at once for a delay it cannot represent: such a timeout never fires
-    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) this.#more().timer = setTimeout(Call.#timedOut, timeoutMs, this, timeoutMs)
+    // setTimeout fires at once for a delay it cannot represent: such a timeout never fires;
+    // the time an asynchronous validation took (`Call.since`) counts against it
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
+      this.#more().timer = setTimeout(Call.#timedOut, Math.max(0, timeoutMs - (performance.now() - this.#clock)), this, timeoutMs)
+    }
     this.#gate = this.#continuation === undefined ? 0 : this.#pipeline.continueAt
     this.#proceed()
   }
 
   static #timedOut(call: Call, timeoutMs: number): void {
-    call.#interrupt(ToolResult.failed(toolError('timeout', `The tool did not finish within ${timeoutMs} ms`)))
+    call.#interrupt(ToolResult.failed(toolError('timeout', timedOutText(timeoutMs))))
   }
 
   /**

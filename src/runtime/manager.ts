@@ -22,7 +22,7 @@ import {
 import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import { cancelledResult, describeThrown, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
@@ -31,6 +31,7 @@ import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDef
 import type { JsonValue } from '../core/types.js'
 import { clipped, sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
+import { awaitValidation } from './validation-wait.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -900,7 +901,10 @@ export class ToolManager {
     return this.admitValid(entry, input, options, mode)
   }
 
-  /** `admit` once an asynchronous validator settled. Never rejects: a validator that rejects fails the call. */
+  /**
+   * `admit` once an asynchronous validator settled, or the call's timeout or signal ended the
+   * wait (validation-wait.ts). Never rejects: a validator that rejects fails the call.
+   */
   private admitWhenChecked(
     validation: PromiseLike<unknown>,
     entry: ToolEntry,
@@ -908,26 +912,25 @@ export class ToolManager {
     options: CallOptions | undefined,
     mode: 'view' | 'settlement',
   ): Promise<Call | Early> {
+    const startedAt = performance.now()
     return new Promise((resolve) =>
-      when(
-        validation,
-        (issues) => {
+      awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
+        checked: (issues) => {
           try {
-            resolve(
-              issues === undefined
-                ? this.admitValid(entry, input, options, mode)
-                : { result: ToolResult.failed(invalidError(issues as readonly Issue[])), options },
-            )
+            if (issues !== undefined) return resolve({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
+            const admitted = this.admitValid(entry, input, options, mode)
+            resolve(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
           } catch (err) {
             this.reportError('', entry.name, err)
             resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
           }
         },
-        (err) => {
+        failed: (err) => {
           this.reportError('', entry.name, err)
           resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
         },
-      ),
+        cut: (result) => resolve({ result, options }),
+      }),
     )
   }
 

@@ -3,9 +3,9 @@
  * body's return value (helper results, model results `{ output, isError }`, plain values) to one
  * `ToolResult`.
  */
-import { MAX_VALUE_DEPTH, textShape, toFrozenJson } from '../core/json.js'
+import { MAX_VALUE_DEPTH, textShape } from '../core/json.js'
 import { isHelperResult, isModelResult, pendingOf, type HelperResult, type ModelResult } from '../core/helpers.js'
-import { redactChanges, resultData, sensitiveKeys } from '../core/redact.js'
+import { holdsHidden, redactChanges, resultData, sensitiveKeys } from '../core/redact.js'
 import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
 import { MAX_INPUT_VALUES, tooLargeIssues, type Issue } from '../core/validate.js'
@@ -13,55 +13,7 @@ import { invalidText, type CancelledBy } from '../core/view.js'
 import { argsNotTextText, cancelledText, nestsDeeperText, notJsonArgsText, TOOL_FAILED_MESSAGE } from '../core/texts.js'
 
 export { TOOL_FAILED_MESSAGE }
-
-/** Whether `v` is a promise or another thenable. A `then` getter that throws counts as a thenable (that rejects). */
-export const isThenable = (v: unknown): v is PromiseLike<unknown> => {
-  if (typeof v !== 'object' || v === null) return false
-  try {
-    return typeof (v as { then?: unknown }).then === 'function'
-  } catch {
-    return true
-  }
-}
-
-/** How deep a thenable may resolve to another thenable before `when` gives up. */
-const MAX_THENABLE_DEPTH = 8
-
-/**
- * Calls `onValue` with `value`, or, when `value` is a thenable, with what it settles as
- * (following thenables that resolve to thenables, a few levels deep); calls `onError`
- * with a rejection, a throwing `then` getter or a `then` that throws. Exactly one of the
- * two is called, at most once, however the thenable behaves: a hostile `then` that calls
- * both, or one twice, is heard once. A plain value is handled synchronously. The callbacks
- * must not throw.
- */
-export function when(value: unknown, onValue: (v: unknown) => void, onError: (e: unknown) => void, depth = 0): void {
-  if (typeof value !== 'object' || value === null) return onValue(value)
-  let then: unknown
-  try {
-    then = (value as { then?: unknown }).then
-  } catch (err) {
-    return onError(err)
-  }
-  if (typeof then !== 'function') return onValue(value)
-  if (depth >= MAX_THENABLE_DEPTH) return onError(new TypeError('toolwire: a thenable resolved to thenables too deeply'))
-  let done = false
-  const resolve = (v: unknown): void => {
-    if (done) return
-    done = true
-    when(v, onValue, onError, depth + 1)
-  }
-  const reject = (e: unknown): void => {
-    if (done) return
-    done = true
-    onError(e)
-  }
-  try {
-    ;(then as (this: unknown, ok: (v: unknown) => void, bad: (e: unknown) => void) => unknown).call(value, resolve, reject)
-  } catch (err) {
-    reject(err)
-  }
-}
+export { isThenable, when } from '../core/thenable.js'
 
 /** A string for any value, without letting a hostile `toString`, getter or Proxy throw. */
 export function safeString(value: unknown): string {
@@ -161,10 +113,10 @@ export function normalizeReturn(value: unknown, untrusted: boolean, sensitive: R
   // a result of this copy, or of another copy of toolwire (the ES module and CommonJS builds)
   const result = asOwnResult(value)
   if (result !== undefined) {
-    const own = result === value ? canonicalCopy(result) : result
+    const own = redactCarried(result === value ? canonicalCopy(result) : result, sensitiveKey)
     return redactPending(untrusted && !own.isUntrusted() ? own.withUntrusted(true) : own, sensitive)
   }
-  if (isModelResult(value)) return redactPending(fromModelResult(value).withUntrusted(untrusted), sensitive)
+  if (isModelResult(value)) return redactPending(fromModelResult(value, sensitiveKey).withUntrusted(untrusted), sensitive)
   return ToolResult.fromData(resultData(value, sensitiveKey), undefined, untrusted)
 }
 
@@ -179,6 +131,27 @@ function canonicalCopy(value: ToolResult): ToolResult {
   const text: unknown = value.toJSONText()
   if (typeof text !== 'string') throw new TypeError('toolwire: a ToolResult subclass gave no wire text')
   return ToolResult.fromJSON(text)
+}
+
+/**
+ * A returned `ToolResult` with every sensitive member redacted in the JSON it carries: its
+ * structured data (and its text, when that is the data's JSON), its metadata, and its error's
+ * or refusal's details; the result itself when none holds a sensitive member.
+ */
+function redactCarried(result: ToolResult, sensitiveKey: (key: string) => boolean): ToolResult {
+  const data = result.data()
+  const metadata = result.metadata()
+  const failure = result.error() ?? result.refusal()
+  const hidesData = holdsHidden(data, sensitiveKey)
+  const hidesMetadata = holdsHidden(metadata, sensitiveKey)
+  const hidesDetails = holdsHidden(failure?.details, sensitiveKey)
+  if (!hidesData && !hidesMetadata && !hidesDetails) return result
+  const safeData = hidesData ? resultData(data, sensitiveKey) : data
+  // a text rendered from the data, or given as its JSON, shows the redacted data; any other text is the tool's own
+  const text = result.textFromData() ? undefined : hidesData && result.text() === JSON.stringify(data) ? JSON.stringify(safeData) : result.text()
+  const safeFailure = hidesDetails ? Object.freeze({ ...failure!, details: resultData(failure!.details, sensitiveKey) }) : failure
+  const safeMetadata = hidesMetadata ? (resultData(metadata, sensitiveKey) as { readonly [key: string]: JsonValue }) : metadata
+  return new ToolResult(result.disposition(), safeData, result.parts(), safeFailure, result.pendingRequest() ?? result.skipReason(), result.isUntrusted(), safeMetadata, text)
 }
 
 /**
@@ -214,9 +187,9 @@ export function fromHelper(h: HelperResult, sensitiveKey: (key: string) => boole
   }
 }
 
-function fromModelResult(r: ModelResult): ToolResult {
+function fromModelResult(r: ModelResult, sensitiveKey: (key: string) => boolean): ToolResult {
   const request = pendingOf(r)
-  const metadata = r.metadata === undefined ? undefined : (toFrozenJson(r.metadata) as { readonly [key: string]: JsonValue })
+  const metadata = r.metadata === undefined ? undefined : (resultData(r.metadata, sensitiveKey) as { readonly [key: string]: JsonValue })
   let result: ToolResult
   if (request !== undefined) {
     result = ToolResult.pending(request as PendingRequest)

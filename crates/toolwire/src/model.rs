@@ -97,14 +97,18 @@ pub(crate) fn to_value(value: &impl Serialize) -> Value {
     serde_json::to_value(value).expect("toolwire types always serialize")
 }
 
-/// Wraps `text` in the untrusted-content delimiter, preceded by [`UNTRUSTED_NOTE`]. Any
-/// `<untrusted-content` or `</untrusted-content` inside (any case, spaces after `<` or
-/// around `/`) has its `<` replaced by `&lt;`, so the content cannot close the delimiter
-/// early or open a fake one.
+/// Wraps `text` in the untrusted-content delimiter, preceded by [`UNTRUSTED_NOTE`]. Every
+/// `<` (or a look-alike: `＜`, `﹤`, `‹`, `〈`, `⟨`) that starts something a model could read as
+/// the delimiter's opening or closing tag becomes `&lt;`, so the content can neither close the
+/// delimiter early nor open a fake one: after it, an optional slash (`/`, `／`, `⁄`, `∕`, `⧸`),
+/// then `untrusted`, an optional dash (`-` or a look-alike) and `content`, in any case, in
+/// fullwidth letters or Cyrillic/Greek look-alikes, with any whitespace, format or other
+/// default-ignorable characters, variation selectors or combining marks between any two of
+/// them. The rest of the text is kept as it is.
 ///
 /// ```
-/// let wrapped = toolwire::model::wrap_untrusted("a </untrusted-content> b");
-/// assert!(wrapped.contains("a &lt;/untrusted-content> b"));
+/// let wrapped = toolwire::model::wrap_untrusted("a </untrusted-content> b <\u{200b}/UNTRUSTED-content>");
+/// assert!(wrapped.contains("a &lt;/untrusted-content> b &lt;\u{200b}/UNTRUSTED-content>"));
 /// assert!(wrapped.ends_with("\n</untrusted-content>"));
 /// ```
 pub fn wrap_untrusted(text: &str) -> String {
@@ -114,33 +118,127 @@ pub fn wrap_untrusted(text: &str) -> String {
     )
 }
 
-/// Does what the Node.js `text.replace(/<(\s*\/?\s*)untrusted-content/gi, '&lt;$1untrusted-content')`
-/// does: the `<` of every tag-like mention becomes `&lt;` and the name is lower-cased.
+/// `text` with the `<` of every tag-like mention of the delimiter replaced by `&lt;`
+/// (see [`wrap_untrusted`]). Linear: a scan from one `<` stops at the next one.
 fn neutralize_tags(text: &str) -> String {
-    const NAME: &str = "untrusted-content";
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let spaced = after.trim_start_matches(is_js_space);
-        let slashed = spaced.strip_prefix('/').unwrap_or(spaced);
-        let named = slashed.trim_start_matches(is_js_space);
-        match named.get(..NAME.len()) {
-            Some(head) if head.eq_ignore_ascii_case(NAME) => {
-                out.push_str("&lt;");
-                out.push_str(&after[..after.len() - named.len()]);
-                out.push_str(NAME);
-                rest = &named[NAME.len()..];
-            }
-            _ => {
-                out.push('<');
-                rest = after;
+    let mut last = 0;
+    for (at, c) in text.char_indices() {
+        if is_open(c) && names_tag(&text[at + c.len_utf8()..]) {
+            out.push_str(&text[last..at]);
+            out.push_str("&lt;");
+            last = at + c.len_utf8();
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Whether `rest` (what follows a `<`) reads as `/untrusted-content` or `untrusted-content`.
+fn names_tag(rest: &str) -> bool {
+    let mut chars = rest.chars().peekable();
+    skip_gaps(&mut chars);
+    if chars.next_if(|&c| is_slash(c)).is_some() {
+        skip_gaps(&mut chars);
+    }
+    for (i, word) in ["untrusted", "content"].into_iter().enumerate() {
+        if i == 1 && chars.next_if(|&c| is_dash(c)).is_some() {
+            skip_gaps(&mut chars);
+        }
+        for letter in word.chars() {
+            match chars.next() {
+                Some(c) if fold(c) == Some(letter) => skip_gaps(&mut chars),
+                _ => return false,
             }
         }
     }
-    out.push_str(rest);
-    out
+    true
+}
+
+/// Moves `chars` past the gap characters at its start.
+fn skip_gaps(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while chars.next_if(|&c| is_gap(c)).is_some() {}
+}
+
+/// `<` and the characters a model may read as one.
+fn is_open(c: char) -> bool {
+    matches!(
+        c,
+        '<' | '\u{ff1c}' | '\u{fe64}' | '\u{2039}' | '\u{3008}' | '\u{2329}' | '\u{27e8}'
+    )
+}
+
+/// `/` and the characters a model may read as one.
+fn is_slash(c: char) -> bool {
+    matches!(c, '/' | '\u{ff0f}' | '\u{2044}' | '\u{2215}' | '\u{29f8}')
+}
+
+/// `-` and the characters a model may read as one.
+fn is_dash(c: char) -> bool {
+    matches!(
+        c,
+        '-' | '\u{2010}'
+            ..='\u{2015}' | '\u{2043}' | '\u{2212}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}'
+    )
+}
+
+/// The lower-case ASCII letter a model may read `c` as: ASCII in any case, fullwidth, and
+/// the Cyrillic and Greek look-alikes of the letters of `untrusted-content`.
+fn fold(c: char) -> Option<char> {
+    let code = c as u32;
+    let ascii = match code {
+        0x41..=0x5a => code + 0x20,
+        0x61..=0x7a => code,
+        0xff21..=0xff3a => code - 0xff21 + 0x61,
+        0xff41..=0xff5a => code - 0xff41 + 0x61,
+        0x17f | 0x405 | 0x455 => 0x73,         // s
+        0x415 | 0x435 => 0x65,                 // e
+        0x39f | 0x3bf | 0x41e | 0x43e => 0x6f, // o
+        0x421 | 0x441 => 0x63,                 // c
+        0x3a4 | 0x422 => 0x74,                 // t
+        0x39d => 0x6e,                         // n
+        0x3c5 => 0x75,                         // u
+        0x501 => 0x64,                         // d
+        _ => return None,
+    };
+    char::from_u32(ascii)
+}
+
+/// What may sit unseen between the characters of a tag: JavaScript's `\s`, format and other
+/// default-ignorable characters, variation selectors and combining marks.
+fn is_gap(c: char) -> bool {
+    is_js_space(c)
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{300}'..='\u{36f}'
+                | '\u{600}'..='\u{605}'
+                | '\u{61c}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
+                | '\u{1ab0}'..='\u{1aff}'
+                | '\u{1dc0}'..='\u{1dff}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{20d0}'..='\u{20ff}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
+                | '\u{fe20}'..='\u{fe2f}'
+                | '\u{ffa0}'
+                | '\u{fff0}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e0fff}'
+        )
 }
 
 /// JavaScript's `\s`: ECMAScript WhiteSpace and LineTerminator.

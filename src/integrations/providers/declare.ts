@@ -103,22 +103,40 @@ const GEMINI_KEYWORDS = new Set([
   'anyOf',
 ])
 
-/** How many `$ref`s deep a recursive schema is inlined before the rest is left open. */
+/** How many `$ref`s deep a recursive schema is inlined before the rest is cut. */
 const MAX_REF_DEPTH = 8
 
 /**
+ * How many schema nodes `toGeminiSchema` converts before it stops inlining `$ref`s: the
+ * output of a schema with many recursive fields (or definitions referring to each other
+ * many ways) stays about this size instead of growing exponentially.
+ */
+const MAX_INLINED_NODES = 2_000
+
+/** The description of the permissive leaf a `$ref` becomes where `toGeminiSchema` stops inlining. */
+export const GEMINI_CUT_DESCRIPTION = 'Any value of the schema referred to here (too deep or too large to spell out; checked when the tool is called).'
+
+/**
  * A JSON Schema converted to the subset Gemini accepts, for its `parametersJsonSchema`:
- * local `$ref`s inlined (recursion cut after 8 levels, the rest left open), `oneOf` as
- * `anyOf`, an `allOf` of object schemas merged, `const` as a one-value `enum`,
- * `exclusiveMinimum`/`exclusiveMaximum` as `minimum`/`maximum`, a type list with `"null"`
- * as `nullable`, and keywords Gemini does not read (`not`, `if`, `patternProperties`,
- * `uniqueItems`, `$defs`, ...) left out. The result only ever loosens what the model is
- * told: toolwire still validates every call against the tool's own schema.
+ * local `$ref`s inlined (at most 8 levels deep, and only while the output has fewer than
+ * 2,000 nodes; past either, a `$ref` and what is left of an inlined one become the permissive
+ * leaf `{ description: GEMINI_CUT_DESCRIPTION }`), `oneOf` as `anyOf`, an `allOf` of object
+ * schemas merged, `const` as a one-value `enum`, `exclusiveMinimum`/`exclusiveMaximum` as
+ * `minimum`/`maximum`, a type list with `"null"` as `nullable`, and keywords Gemini does not
+ * read (`not`, `if`, `patternProperties`, `uniqueItems`, `$defs`, ...) left out. The result only
+ * ever loosens what the model is told: toolwire still validates every call against the tool's
+ * own schema.
  */
 export function toGeminiSchema(schema: JsonSchema): JsonSchemaObject {
   const root = typeof schema === 'boolean' ? {} : (schema as JsonSchemaObject)
-  const converted = convert(root, root, 0, 0)
+  const converted = convert(root, { root, nodes: 0 }, 0, 0)
   return converted.type === undefined && converted.anyOf === undefined ? { type: 'object', ...converted } : converted
+}
+
+/** One conversion's root (for `$ref`s) and how many nodes it has converted. */
+interface Conversion {
+  readonly root: JsonSchemaObject
+  nodes: number
 }
 
 function resolveRef(root: JsonSchemaObject, ref: string): unknown {
@@ -126,25 +144,34 @@ function resolveRef(root: JsonSchemaObject, ref: string): unknown {
   if (!ref.startsWith('#/')) return undefined
   let node: unknown = root
   for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    let key: string
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
+    } catch {
+      return undefined
+    }
     if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined
     node = (node as Record<string, unknown>)[key]
   }
   return node
 }
 
-function convert(node: unknown, root: JsonSchemaObject, refs: number, depth: number): JsonSchemaObject {
+const cut = (): JsonSchemaObject => ({ description: GEMINI_CUT_DESCRIPTION })
+
+function convert(node: unknown, c: Conversion, refs: number, depth: number): JsonSchemaObject {
   if (typeof node !== 'object' || node === null || Array.isArray(node) || depth > 64) return {}
+  // the tool's own schema is converted whole; what `$ref`s inline stops at the node budget
+  if (++c.nodes > MAX_INLINED_NODES && refs > 0) return cut()
   const s = node as JsonSchemaObject
-  if (typeof s.$ref !== 'string') return pick(s, root, refs, depth)
-  // a local reference inlined (its sibling keywords apply too); one too deep or not local is left open
-  const target = refs < MAX_REF_DEPTH ? resolveRef(root, s.$ref) : undefined
-  const { $ref: _ref, ...siblings } = s
-  return { ...convert(target, root, refs + 1, depth + 1), ...pick(siblings, root, refs, depth) }
+  if (typeof s.$ref !== 'string') return pick(s, c, refs, depth)
+  // a local reference inlined (its sibling keywords apply too); one not local is left open, one too deep or past the budget cut
+  const { $ref: ref, ...siblings } = s
+  const target = refs >= MAX_REF_DEPTH || c.nodes > MAX_INLINED_NODES ? cut() : convert(resolveRef(c.root, ref as string), c, refs + 1, depth + 1)
+  return { ...target, ...pick(siblings, c, refs, depth) }
 }
 
-function pick(s: JsonSchemaObject, root: JsonSchemaObject, refs: number, depth: number): JsonSchemaObject {
-  const sub = (v: unknown): JsonSchemaObject => convert(v, root, refs, depth + 1)
+function pick(s: JsonSchemaObject, c: Conversion, refs: number, depth: number): JsonSchemaObject {
+  const sub = (v: unknown): JsonSchemaObject => convert(v, c, refs, depth + 1)
   const out: JsonSchemaObject = {}
   for (const [key, value] of Object.entries(s)) {
     if (key === 'oneOf' || key === 'anyOf') {

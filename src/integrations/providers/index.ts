@@ -16,7 +16,7 @@ export { runAnthropic } from './anthropic.js'
 export type { AnthropicCallsLike, AnthropicToolResultMessage, AnthropicToolUseLike } from './anthropic.js'
 export { runGemini } from './gemini.js'
 export type { GeminiCallsLike, GeminiFunctionCallLike, GeminiFunctionResponseContent, GeminiPartLike } from './gemini.js'
-export { anthropicTools, geminiTools, openAIChatTools, openAIResponsesTools, toGeminiSchema } from './declare.js'
+export { anthropicTools, GEMINI_CUT_DESCRIPTION, geminiTools, openAIChatTools, openAIResponsesTools, toGeminiSchema } from './declare.js'
 export type {
   AnthropicTool,
   DeclareOptions,
