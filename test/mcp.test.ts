@@ -454,13 +454,14 @@ describe('importMcpTools keeps a remote confirmation a confirmation', () => {
 
   it('the approval URL a server gives is kept (http and https only); a result without a confirmId stays an error', async () => {
     const server = new McpServer({ name: 'peer', version: '1.0.0' })
-    const held = (url: unknown) => ({
+    // each remote confirmation has its own id: one id parked twice is refused request_id_in_use
+    const held = (url: unknown, confirmId = 'c-1') => ({
       content: [{ type: 'text' as const, text: 'This call needs the user confirmation' }],
       isError: true,
-      _meta: { 'toolwire/confirmation': { confirmId: 'c-1', summary: 'Pay 10 EUR', url } },
+      _meta: { 'toolwire/confirmation': { confirmId, summary: 'Pay 10 EUR', url } },
     })
     server.registerTool('pay', { inputSchema: {} }, () => held('https://tools.example/confirm/c-1?t=abc'))
-    server.registerTool('sneaky', { inputSchema: {} }, () => held('javascript:alert(1)'))
+    server.registerTool('sneaky', { inputSchema: {} }, () => held('javascript:alert(1)', 'c-2'))
     server.registerTool('plain', { inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'no' }], isError: true, _meta: { 'toolwire/confirmation': { summary: 'x' } } }))
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(a)

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll } from 'vitest'
-import { MemoryStore, openPostgresStore, openSqliteStore, randomId, type ToolStore } from '../src/runtime/store/index.js'
+import { MemoryStore, openPostgresStore, openSqliteStore, randomId, type StoreOptions, type ToolStore } from '../src/runtime/store/index.js'
 import { sqliteUnusable } from './support.js'
 
 /** The PostgreSQL database the tests may create schemas in, if any. */
@@ -34,8 +34,8 @@ export interface StoreKind {
   readonly skip: boolean
   /** A fresh place (a file, a schema) for one test, removed after the file's tests. */
   place(): string
-  /** Opens a store at `place` on the test's clock; two opens of one place share its state (for memory: the same instance). */
-  open(place: string, clock: Clock): Promise<ToolStore>
+  /** Opens a store at `place` on the test's clock (with `extra` options); two opens of one place share its state (for memory: the same instance). */
+  open(place: string, clock: Clock, extra?: Omit<StoreOptions, 'now'>): Promise<ToolStore>
   /** How a child process opens the store at `place`: the source of an expression over `mod`, the bundled store entry. */
   childOpen(place: string, mod: string): string
   /** Sets the stored schema version by hand (durable kinds). */
@@ -80,10 +80,10 @@ export async function storeKinds(tag: string): Promise<readonly StoreKind[]> {
       durable: false,
       skip: false,
       place: () => randomId('m'),
-      async open(place, clock) {
+      async open(place, clock, extra) {
         // the memory store has one instance per process: "two stores" are the same one
         let s = memories.get(place)
-        if (s === undefined) memories.set(place, (s = new MemoryStore({ now: () => clock.t })))
+        if (s === undefined) memories.set(place, (s = new MemoryStore({ ...extra, now: () => clock.t })))
         return s
       },
       childOpen: () => 'undefined',
@@ -95,7 +95,7 @@ export async function storeKinds(tag: string): Promise<readonly StoreKind[]> {
       durable: true,
       skip: sqliteSkip !== undefined,
       place: () => join(tempDir(`toolwire-${tag}-`), 'store.db'),
-      open: (path, clock) => openSqliteStore({ path, now: () => clock.t }),
+      open: (path, clock, extra) => openSqliteStore({ ...extra, path, now: () => clock.t }),
       childOpen: (path, mod) => `${mod}.openSqliteStore({ path: ${JSON.stringify(path)} })`,
       async setVersion(path, version) {
         const { default: Database } = await import('better-sqlite3')
@@ -119,7 +119,7 @@ export async function storeKinds(tag: string): Promise<readonly StoreKind[]> {
         schemas.push(schema)
         return schema
       },
-      open: (schema, clock) => openPostgresStore({ connectionString: PG_URL!, schema, max: 4, now: () => clock.t }),
+      open: (schema, clock, extra) => openPostgresStore({ ...extra, connectionString: PG_URL!, schema, max: 4, now: () => clock.t }),
       childOpen: (schema, mod) => `${mod}.openPostgresStore({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, max: 4 })`,
       async setVersion(schema, version) {
         const { default: pg } = await import('pg')
@@ -146,13 +146,13 @@ const tempDirs: string[] = []
  * on one PostgreSQL schema; memory: one instance), pushed to `opened` for the file to close
  * after its tests.
  */
-export async function storePair(kind: StoreKind, opened: ToolStore[]): Promise<{ a: ToolStore; b: ToolStore; clock: Clock }> {
+export async function storePair(kind: StoreKind, opened: ToolStore[]): Promise<{ a: ToolStore; b: ToolStore; clock: Clock; place: string }> {
   const clock: Clock = { t: Date.now() }
   const place = kind.place()
   const a = await kind.open(place, clock)
   const b = await kind.open(place, clock)
   opened.push(a, b)
-  return { a, b, clock }
+  return { a, b, clock, place }
 }
 
 /** A temporary folder (under `parent`, default the system's), removed after the file's tests (with {@link storeKinds}). */

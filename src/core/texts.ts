@@ -111,6 +111,14 @@ export const UNUSABLE_CALL_ID = Object.freeze({
   message: 'This tool call has no usable id (a non-empty string), so its answer cannot be paired with it; it was not run',
 })
 
+/** The refusal code of a suspension whose request id a parked call already holds. */
+export const REQUEST_ID_IN_USE = 'request_id_in_use'
+
+/** `request_id_in_use`: the request id, as the tool gave it. */
+export function requestIdInUseText(id: string): string {
+  return `Another parked call already waits under request id ${JSON.stringify(id.length > 200 ? `${id.slice(0, 200)}…` : id)}; this call was not parked`
+}
+
 /** `unknown_tool`: the name as quoted (clip it first). */
 export function unknownToolText(quotedName: string): string {
   return `No tool named ${JSON.stringify(quotedName)} is registered`

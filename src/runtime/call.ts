@@ -23,8 +23,8 @@ import { containedController } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
-import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, timedOutText, toolFailedText } from '../core/texts.js'
-import { interruptedOutcomeResult, replayedView } from './durable.js'
+import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
+import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -58,8 +58,6 @@ export interface CallStages {
   readonly ledgerEnd: Stage<Call>
   /** Settlement: the breaker's verdict on an admitted call. */
   readonly breakerEnd: Stage<Call>
-  /** Settlement: parks a call whose body asked for input (a suspension). */
-  readonly parkSuspension: Stage<Call>
   /** Settlement: ends the span. */
   readonly spanEnd: Stage<Call>
   /** Settlement: appends the evidence record. */
@@ -72,11 +70,12 @@ export interface CallStages {
 
 
 /**
- * How long a settled call waits for the store writes its view depends on (the ledger, a
- * parked call, an undo payload, the evidence) before it hands the view out anyway: a store
- * that never answers must not hang the call. An `error` event says so.
+ * How long a settled call without a timeout waits for the store writes its view depends on
+ * (the ledger, a parked call, an undo payload, the evidence) before it hands the view out
+ * anyway: a store that never answers must not hang the call. An `error` event says so. A call
+ * with a timeout waits at most that timeout.
  */
-export const STORE_WAIT_MS = 10_000
+export { STORE_WAIT_MS }
 
 /**
  * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
@@ -460,7 +459,7 @@ export class Call implements ToolContext {
       }
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
       const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
-      if (parked === undefined) this.#finish(result)
+      if (typeof parked === 'boolean') this.#finish(result)
       else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
     // either may be async; a rejection of either fails the call (and is never left unhandled)
@@ -757,7 +756,30 @@ export class Call implements ToolContext {
         return
       }
     }
+    if ((this.#flags & RAN) !== 0 && result.isPending()) return this.#parkSuspension(result)
     this.#finish(result)
+  }
+
+  /**
+   * The park point of a body that asked for input (`tm.resume` continues it): settles once the
+   * call is parked (with a store, once the store holds it), or refused `request_id_in_use` when
+   * a parked call holds its request id. A call settled meanwhile (cancelled) is unparked.
+   */
+  #parkSuspension(result: ToolResult): void {
+    const id = result.pendingRequest()!.id
+    const settle = (parked: boolean): void => {
+      if ((this.#flags & SETTLED) !== 0) {
+        if (parked) this.#host.unpark(id, this.callId)
+        return
+      }
+      this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
+    }
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+    if (typeof parked === 'boolean') return settle(parked)
+    const x = this.#more()
+    // the body is done: what is left is the store's answer, which the store's own bound limits
+    if (x.timer !== undefined) clearTimeout(x.timer)
+    x.wait = parked.then((ok) => this.#guarded(() => settle(ok)))
   }
 
   static #retry(call: Call): void {
@@ -832,8 +854,10 @@ export class Call implements ToolContext {
     else this.#deliverAfter(wait, view)
   }
 
-  /** Delivers `view` once `wait` settles, or after {@link STORE_WAIT_MS} with an `error` event. */
+  /** Delivers `view` once `wait` settles, or after the call's timeout (else {@link STORE_WAIT_MS}) with an `error` event. */
   #deliverAfter(wait: Promise<unknown>, view: CallResult): void {
+    const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
+    const bound = timeoutMs !== undefined && timeoutMs < STORE_WAIT_MS ? timeoutMs : STORE_WAIT_MS
     let delivered = false
     const deliver = (): void => {
       if (delivered) return
@@ -843,9 +867,9 @@ export class Call implements ToolContext {
     }
     const timer = setTimeout(() => {
       if (delivered) return
-      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${STORE_WAIT_MS} ms; the call's view is handed out without waiting for it`))
+      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${bound} ms; the call's view is handed out without waiting for it`))
       deliver()
-    }, STORE_WAIT_MS)
+    }, bound)
     // the waits never reject (each reports its own failure); a rejection still delivers
     wait.then(deliver, deliver)
   }
@@ -950,17 +974,6 @@ export class Call implements ToolContext {
         const settled = c.#result
         const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
         c.#entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
-      },
-      parkSuspension: (c) => {
-        const settled = c.#result
-        // the park point of a body that asked for input: tm.resume continues it
-        if (settled !== undefined && (c.#flags & RAN) !== 0 && settled.isPending()) {
-          const parked = c.#host.park(settled.pendingRequest()!.id, 'suspension', c.#entry, c.#input, c.callId, c.#options?.timeoutMs, c.#options?.idempotencyKey)
-          if (parked !== undefined) {
-            const x = c.#more()
-            x.wait = x.wait === undefined ? parked : Promise.all([x.wait, parked])
-          }
-        }
       },
       spanEnd: (c) => {
         const span = c.#x?.span

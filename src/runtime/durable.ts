@@ -14,6 +14,7 @@
 import { approvalSecretList } from './store/approval.js'
 import { inputHash, inputHashKey, keyedInputHash, storeKeyList } from './store/codec.js'
 import { redact } from '../core/redact.js'
+import { boundedStore } from './durable/bounded.js'
 import { Ledger } from './durable/ledger.js'
 import { Parking } from './durable/parking.js'
 import { DEFAULT_LEASE_MS, type DurableContext, type DurableHost, type DurableOptions } from './durable/shared.js'
@@ -36,6 +37,7 @@ export {
   type LocalParked,
 } from './durable/shared.js'
 export { replayedView } from './durable/ledger.js'
+export { STORE_WAIT_MS } from './durable/bounded.js'
 export type { Answered } from './durable/parking.js'
 
 /** The durable half of a manager: its parts share the store, the lease and the input hash. */
@@ -57,7 +59,8 @@ export class Durable implements DurableContext {
 
   /** @throws TypeError when a store key or an approval secret is malformed, a list is empty or lists one twice. */
   constructor(options: DurableOptions, host: DurableHost) {
-    this.store = options.store
+    // every answer of the store is awaited for a bounded time: a store that stops answering hangs nothing
+    this.store = boundedStore(options.store)
     this.host = host
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
     const keys = options.storeKey === undefined ? undefined : storeKeyList(options.storeKey)

@@ -39,7 +39,8 @@ import { Durable, type DurableHost } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
-import type { ToolStore } from './store/types.js'
+import { StoreUnavailableError, type ToolStore } from './store/types.js'
+import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
 
 export type * from './tool.js'
@@ -232,6 +233,7 @@ export class ToolManager {
         return { id, handle: id }
       },
       park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),
+      unpark: (id, callId) => this.unpark(id, callId),
       ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
       ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
@@ -552,17 +554,37 @@ export class ToolManager {
     return undefined
   }
 
-  /** Parks a call under `id` until confirmed or resumed; with a store, resolves once the store holds it. */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void> {
+  /**
+   * Parks a call under `id` until confirmed or resumed; with a store, resolves once the store
+   * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
+   * call not yet answered nor expired, or in the store by a row of that id (until pruned).
+   */
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): boolean | Promise<boolean> {
     this.sweepParked()
+    const held = this.parked.get(id)
+    if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
     // what the confirmed or resumed run keeps of the call's options: its timeout and its idempotency key
     const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    this.parked.set(id, { kind, entry, input, callId, options, expiresAt, used: false })
+    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false }
+    this.parked.set(id, parked)
+    if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
-    if (this.durable !== undefined) return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey)
+    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey).then((ok) => {
+      // another instance's call holds the id: this one's local copy must not answer for it
+      if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
+      return ok
+    })
+  }
+
+  /** Withdraws a call parked under `id` (its call settled otherwise meanwhile): here, and denied in the store. */
+  private unpark(id: string, callId: string): void {
+    const held = this.parked.get(id)
+    if (held === undefined || held.callId !== callId) return
+    this.parked.delete(id)
+    this.durable?.parking.withdraw(id, callId, held.entry.name)
   }
 
   /** What the durable layer uses of this manager. */
@@ -692,6 +714,26 @@ export class ToolManager {
     this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })), toolName)
   }
 
+  /**
+   * Whether `tm.undo(callId)` would run something now, asked of the store when there is one:
+   * the call's undo is in it (registered by any manager on the store, before or after a
+   * restart, and not taken since; still there after a failed undo) and this manager has its
+   * tool's `undo`. Without a store, or with a store of the app's own that has no `getUndo`, the
+   * answer is {@link canUndo}'s. Rejects with a `StoreUnavailableError` when the store fails
+   * (also an `error` event): `false` always means there is nothing to undo here.
+   */
+  async undoable(callId: string): Promise<boolean> {
+    if (typeof callId !== 'string') return false
+    if (this.undos.has(callId)) return true
+    if (this.durable === undefined) return false
+    try {
+      return await this.durable.undos.undoable(callId)
+    } catch (err) {
+      this.reportError(callId, 'undo', err)
+      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
+    }
+  }
+
   /** Registers a closure undo; `tool` defaults to the tool of the call in flight with this id. */
   private registerUndo(callId: string, restore: () => unknown, tool?: string): void {
     this.undos.delete(callId)
@@ -700,7 +742,13 @@ export class ToolManager {
     while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
   }
 
-  /** Whether `tm.undo(callId)` would run something. */
+  /**
+   * Whether `tm.undo(callId)` would run something, as far as this process knows: an undo
+   * registered here (a closure, or a payload without a store), or a payload this process wrote
+   * to the store and has not seen taken. With a store it can be wrong both ways: an undo written
+   * by another manager (or before a restart) is not known here, and one that another manager
+   * took still answers `true`. Ask {@link undoable} for the store's answer.
+   */
   canUndo(callId: string): boolean {
     return this.undos.has(callId) || (this.durable !== undefined && this.durable.undos.has(callId))
   }
@@ -817,6 +865,10 @@ export class ToolManager {
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
     // without a store there is no ledger: a key would promise what nothing keeps
     if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
+    // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
+    if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
+      return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }
+    }
     if (typeof name !== 'string') {
       return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
     }

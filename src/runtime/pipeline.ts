@@ -40,7 +40,6 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   const settle: Stage<Call>[] = [STAGES.metricsEnd]
   if (features.store) settle.push(STAGES.ledgerEnd)
   if (entry.breaker !== undefined) settle.push(STAGES.breakerEnd)
-  settle.push(STAGES.parkSuspension)
   if (features.tracer) settle.push(STAGES.spanEnd)
   if (features.evidence) settle.push(STAGES.evidence)
   if (features.callEnd) settle.push(STAGES.callEnd)

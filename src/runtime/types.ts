@@ -72,10 +72,13 @@ export interface CallHost {
   /** The ids of a new confirmation: `id` to park it under, `handle` to hand out (a signed token with an `approvalSecret`). */
   newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string }
   /**
-   * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline).
-   * With a store, resolves once the store holds it (never rejects: a failure is reported).
+   * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline):
+   * `true`, or `false` when a parked suspension holds the id (nothing was parked). With a store,
+   * resolves once the store holds it (never rejects: a failure is reported).
    */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): void | Promise<void>
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): boolean | Promise<boolean>
+  /** Withdraws what `park` parked for `callId` under `id` (the call settled otherwise meanwhile). Never throws. */
+  unpark(id: string, callId: string): void
   /** With a store: the ledger gate before the body (see durable/ledger.ts). */
   ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
   /** With a store: settles the call's ledger key with its result. Never rejects. */

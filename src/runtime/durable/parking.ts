@@ -19,7 +19,7 @@ import {
 } from '../../core/texts.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, randomId, sealInput } from '../store/codec.js'
-import type { ClaimResult, ParkedCall, ParkedKind, ToolStore } from '../store/types.js'
+import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
 import type { ParkKind, ToolEntry } from '../types.js'
 import { recordedResult } from './ledger.js'
 import {
@@ -58,6 +58,15 @@ export class Parking {
     }
   }
 
+  /** Whether `input` hashes to `hash` as parking `tool`'s call did (under any key of a rotation). */
+  private hashes(input: unknown, tool: string, hash: string): boolean {
+    try {
+      return this.ctx.hashInput(input, this.ctx.host.tool(tool)?.sensitive) === hash || this.ctx.otherHashes(input).includes(hash)
+    } catch {
+      return false
+    }
+  }
+
   /**
    * The ids of a new confirmation: `id` in the store (128 random bits), and `handle`, what the
    * caller is given: the signed token with an `approvalSecret`, else the id itself.
@@ -71,7 +80,9 @@ export class Parking {
   /**
    * Parks a call in the store: the input redacted, and sealed with the store key when there is
    * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
-   * Resolves once the store holds it; never rejects nor throws (a failure is reported).
+   * Resolves once the store holds it: `true`, or `false` when the store has a row of this id (a
+   * suspension's request id held by another call; nothing was parked). Never rejects (a failure
+   * is reported, and answers `true`: the call stays parked in this process).
    */
   park(
     id: string,
@@ -82,7 +93,7 @@ export class Parking {
     timeoutMs: number | undefined,
     ttlMs: number,
     idempotencyKey: string | undefined,
-  ): void | Promise<void> {
+  ): Promise<boolean> {
     const tool = entry.name
     try {
       const stored = sealInput(id, input, entry.sensitive, this.key)
@@ -98,10 +109,23 @@ export class Parking {
           ttlMs,
           data: parkedData(timeoutMs, idempotencyKey),
         })
-        .catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof StoreConflictError && kind === 'suspension') return false
+            this.ctx.host.reportError(callId, tool, err)
+            return true
+          },
+        )
     } catch (err) {
       this.ctx.host.reportError(callId, tool, err)
+      return Promise.resolve(true)
     }
+  }
+
+  /** Withdraws a call this manager parked (its call settled otherwise meanwhile): denied in the store, if still parked. Never rejects. */
+  withdraw(id: string, callId: string, tool: string): void {
+    this.ctx.store.deny(id).catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
   }
 
   /** Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation` event. Never rejects. */
@@ -178,6 +202,14 @@ export class Parking {
           input = undefined
         }
         if (input === undefined) {
+          return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
+        }
+        // the row's content is not trusted: the input that would run must hash to what the row (and
+        // so a token, checked against it above) names. With a store key or an approval secret the hash
+        // is keyed, and a rewritten input cannot be given a matching one
+        if (!this.hashes(input, pre.tool, pre.inputHash)) {
+          host.reportError(pre.callId, pre.tool, new Error(`toolwire: the stored input of parked call ${JSON.stringify(id)} does not match its hash (the row was altered); it does not run`))
+          if (claims !== undefined) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
           return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
         }
         parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }

@@ -16,7 +16,7 @@ export class Undos {
   /** Undo payloads being written, by call id: `tm.undo` right after the call waits for its write. */
   private readonly writes = new Map<string, Promise<void>>()
   /** Call ids with a durable undo written by this process (for `canUndo`, bounded). */
-  private readonly undoable = new Set<string>()
+  private readonly written = new Set<string>()
 
   constructor(private readonly ctx: DurableContext) {}
 
@@ -24,8 +24,8 @@ export class Undos {
   put(callId: string, tool: string, payload: JsonValue): Promise<void> {
     const write = this.ctx.store.putUndo({ callId, tool, payload }).then(
       () => {
-        this.undoable.add(callId)
-        if (this.undoable.size > 10_000) this.undoable.delete(this.undoable.values().next().value as string)
+        this.written.add(callId)
+        if (this.written.size > 10_000) this.written.delete(this.written.values().next().value as string)
       },
       (err: unknown) => this.ctx.host.reportError(callId, tool, err),
     )
@@ -38,13 +38,26 @@ export class Undos {
 
   /** Whether this process wrote an undo for the call that has not been taken (another instance may have taken it). */
   has(callId: string): boolean {
-    return this.undoable.has(callId) || this.writes.has(callId)
+    return this.written.has(callId) || this.writes.has(callId)
+  }
+
+  /**
+   * Whether `tm.undo(callId)` here would run something, asked of the store: it holds the call's
+   * undo (written by any manager on it, before or after a restart) and this manager has its
+   * tool's `undo`. A store without `getUndo` answers {@link has}. Rejects when the store fails.
+   */
+  async undoable(callId: string): Promise<boolean> {
+    const store = this.ctx.store
+    if (store.getUndo === undefined) return this.has(callId)
+    await this.writes.get(callId)
+    const entry = await store.getUndo(callId)
+    return entry !== undefined && typeof this.ctx.host.tool(entry.tool)?.def.undo === 'function'
   }
 
   /** Takes a call's undo from the store: exactly one of concurrent takers, on any instance, gets it. */
   private async take(callId: string): Promise<UndoEntry | undefined> {
     await this.writes.get(callId)
-    this.undoable.delete(callId)
+    this.written.delete(callId)
     return this.ctx.store.takeUndo(callId)
   }
 
@@ -91,7 +104,7 @@ export class Undos {
   private async putBack(entry: UndoEntry): Promise<void> {
     try {
       await this.ctx.store.putUndo({ callId: entry.callId, tool: entry.tool, payload: entry.payload })
-      this.undoable.add(entry.callId)
+      this.written.add(entry.callId)
     } catch (err) {
       if (!(err instanceof StoreConflictError)) this.ctx.host.reportError(entry.callId, entry.tool, err)
     }

@@ -21,7 +21,7 @@ export type {
   ToolStore,
   UndoEntry,
 } from './types.js'
-export { StoreClosedError, StoreConflictError, StoreDriverMissingError, StoreSchemaError, StoreUnavailableError } from './types.js'
+export { StoreClosedError, StoreConflictError, StoreCorruptRowError, StoreDriverMissingError, StoreSchemaError, StoreUnavailableError } from './types.js'
 export { MemoryStore } from './memory.js'
 export { SCHEMA_VERSION, type SqlStore } from './sql.js'
 export { openSqliteStore, type SqliteDatabase, type SqliteStatement, type SqliteStoreOptions } from './sqlite.js'

@@ -133,6 +133,11 @@ export class MemoryStore implements ToolStore {
     this.undos.set(entry.callId, Object.freeze({ callId: entry.callId, tool: entry.tool, payload: entry.payload, createdAt: this.now() }))
   }
 
+  async getUndo(callId: string): Promise<UndoEntry | undefined> {
+    this.open()
+    return this.undos.get(callId)
+  }
+
   async takeUndo(callId: string): Promise<UndoEntry | undefined> {
     this.open()
     const entry = this.undos.get(callId)

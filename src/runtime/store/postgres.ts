@@ -230,5 +230,5 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     if (owned) await pool.end().catch(() => undefined)
     throw err instanceof StoreSchemaError ? err : openFailure(options.connectionString, err)
   }
-  return new SqlStore('postgres', new PgDriver(pool, owned), DIALECT, options.now ?? Date.now)
+  return new SqlStore('postgres', new PgDriver(pool, owned), DIALECT, options.now ?? Date.now, options.onCorruptRow)
 }

@@ -14,6 +14,7 @@ import { randomId } from './codec.js'
 import {
   StoreConflictError,
   StoreClosedError,
+  StoreCorruptRowError,
   StoreUnavailableError,
   pruneAge,
   type BeginOptions,
@@ -111,27 +112,57 @@ export const SCHEMA_VERSION = 3
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
-const json = (v: unknown): JsonValue => JSON.parse(String(v)) as JsonValue
-/** A nullable JSON text column: `null` when absent (a row of an older schema) or unreadable. */
-const jsonOrNull = (v: unknown): JsonValue | null => {
-  if (v === null || v === undefined) return null
+/** Hears of a corrupt row that was skipped or read around. */
+type CorruptReport = (error: StoreCorruptRowError) => void
+
+/** The default {@link CorruptReport}: a process warning. */
+const warnCorrupt: CorruptReport = (error) => process.emitWarning(error)
+
+/**
+ * A JSON text column of a row. @throws StoreCorruptRowError naming the table, the row and the
+ * column when it does not parse (never the parser's error: its message quotes the text).
+ */
+function json(table: string, rowId: string, column: string, v: unknown): JsonValue {
   try {
-    return json(v)
+    return JSON.parse(String(v)) as JsonValue
   } catch {
+    throw new StoreCorruptRowError(table, rowId, column)
+  }
+}
+
+/** {@link json}, or `null` when it does not parse (reported to `report`). */
+function jsonOr(report: CorruptReport, table: string, rowId: string, column: string, v: unknown): JsonValue {
+  try {
+    return json(table, rowId, column, v)
+  } catch (err) {
+    report(err as StoreCorruptRowError)
     return null
   }
 }
 
-function parkedOf(r: Row): ParkedCall {
+/** A nullable JSON text column: `null` when absent (a row of an older schema), or unreadable (reported). */
+function jsonOrNull(report: CorruptReport, table: string, rowId: string, column: string, v: unknown): JsonValue | null {
+  return v === null || v === undefined ? null : jsonOr(report, table, rowId, column, v)
+}
+
+/**
+ * A parked call of a row. Strict (no `report`): @throws StoreCorruptRowError when its input or
+ * data does not parse. Lenient (with `report`, for a claim or a sweep, which need only the
+ * call's id, tool and fence): an unreadable column reads as `null`, and is reported.
+ */
+function parkedOf(r: Row, report?: CorruptReport): ParkedCall {
+  const id = String(r.id)
+  const read = (column: string, v: unknown): JsonValue =>
+    report === undefined ? json('toolwire_parked', id, column, v) : jsonOr(report, 'toolwire_parked', id, column, v)
   return Object.freeze({
-    id: String(r.id),
+    id,
     kind: String(r.kind) as ParkedKind,
     callId: String(r.call_id),
     tool: String(r.tool),
-    input: Object.freeze({ input: json(r.input), sealed: r.sealed === null ? null : String(r.sealed), redacted: num(r.redacted) === 1 }),
+    input: Object.freeze({ input: read('input', r.input), sealed: r.sealed === null ? null : String(r.sealed), redacted: num(r.redacted) === 1 }),
     inputHash: String(r.input_hash),
     expiresAt: numOrNull(r.expires_at),
-    data: json(r.data),
+    data: read('data', r.data),
     state: String(r.state) as ParkedState,
     fence: num(r.fence),
     createdAt: num(r.created_at),
@@ -139,17 +170,48 @@ function parkedOf(r: Row): ParkedCall {
   })
 }
 
+/** An undo entry of a row. @throws StoreCorruptRowError when its payload does not parse. */
+function undoOf(r: Row): UndoEntry {
+  const callId = String(r.call_id)
+  return Object.freeze({ callId, tool: String(r.tool), payload: json('toolwire_undo', callId, 'payload', r.payload), createdAt: num(r.created_at) })
+}
+
 const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at'
 
 /** A {@link ToolStore} over a SQL database. */
 export class SqlStore implements ToolStore {
+  /** Hears of corrupt rows (the `onCorruptRow` option; never throws). */
+  private readonly corrupt: CorruptReport
+
   constructor(
     readonly kind: string,
     private readonly db: SqlDriver,
     private readonly dialect: Dialect,
     /** The store's clock (the `now` option, default `Date.now`). */
     readonly now: () => number,
-  ) {}
+    onCorruptRow: CorruptReport = warnCorrupt,
+  ) {
+    this.corrupt = (error) => {
+      try {
+        onCorruptRow(error)
+      } catch {
+        // a report that throws changes nothing
+      }
+    }
+  }
+
+  /** The rows' parked calls; a row that does not parse is skipped and reported. */
+  private readable(rows: readonly Row[]): ParkedCall[] {
+    const out: ParkedCall[] = []
+    for (const r of rows) {
+      try {
+        out.push(parkedOf(r))
+      } catch (err) {
+        this.corrupt(err as StoreCorruptRowError)
+      }
+    }
+    return out
+  }
 
   /** A statement's rows. @throws StoreUnavailableError when the store is closed or the database fails (a unique-key violation is thrown as it is). */
   private async all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
@@ -203,7 +265,7 @@ export class SqlStore implements ToolStore {
 
   async listParked(state: ParkedState = 'parked'): Promise<readonly ParkedCall[]> {
     const rows = await this.all(`SELECT ${PARKED_COLUMNS} FROM toolwire_parked WHERE state = ? ORDER BY ${this.dialect.order}`, [state])
-    return rows.map(parkedOf)
+    return this.readable(rows)
   }
 
   async claim(id: string, options: ClaimOptions = {}): Promise<ClaimResult> {
@@ -217,7 +279,8 @@ export class SqlStore implements ToolStore {
       [lease, now, id, now, kind, kind],
     )
     if (won[0] !== undefined) {
-      const call = parkedOf(won[0])
+      // the claim is won: a column that does not parse must not leave the call running unreported
+      const call = parkedOf(won[0], this.corrupt)
       return { ok: true, call, fence: call.fence }
     }
     const found = await this.getParked(id)
@@ -265,11 +328,14 @@ export class SqlStore implements ToolStore {
     }
   }
 
+  async getUndo(callId: string): Promise<UndoEntry | undefined> {
+    const rows = await this.all(`SELECT call_id, tool, payload, created_at FROM toolwire_undo WHERE call_id = ?`, [callId])
+    return rows[0] === undefined ? undefined : undoOf(rows[0])
+  }
+
   async takeUndo(callId: string): Promise<UndoEntry | undefined> {
     const rows = await this.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
-    const r = rows[0]
-    if (r === undefined) return undefined
-    return Object.freeze({ callId: String(r.call_id), tool: String(r.tool), payload: json(r.payload), createdAt: num(r.created_at) })
+    return rows[0] === undefined ? undefined : undoOf(rows[0])
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {
@@ -282,8 +348,16 @@ export class SqlStore implements ToolStore {
   }
 
   async readEvidence(): Promise<readonly EvidenceRecord[]> {
-    const rows = await this.all(`SELECT record FROM toolwire_evidence ORDER BY seq`, [])
-    return rows.map((r) => JSON.parse(String(r.record)) as EvidenceRecord)
+    const rows = await this.all(`SELECT call_id, record FROM toolwire_evidence ORDER BY seq`, [])
+    const out: EvidenceRecord[] = []
+    for (const r of rows) {
+      try {
+        out.push(json('toolwire_evidence', String(r.call_id), 'record', r.record) as unknown as EvidenceRecord)
+      } catch (err) {
+        this.corrupt(err as StoreCorruptRowError)
+      }
+    }
+    return out
   }
 
   async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
@@ -306,8 +380,8 @@ export class SqlStore implements ToolStore {
     if (r === undefined) return this.begin(key, inputHash, options) // pruned meanwhile: the key is free again
     const callId = String(r.call_id)
     if (String(r.input_hash) !== inputHash) return { state: 'mismatch', callId }
-    if (r.state === 'settled') return { state: 'settled', callId, result: json(r.result) }
-    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1, input: jsonOrNull(r.input) }
+    if (r.state === 'settled') return { state: 'settled', callId, result: jsonOr(this.corrupt, 'toolwire_ledger', key, 'result', r.result) }
+    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1, input: jsonOrNull(this.corrupt, 'toolwire_ledger', key, 'input', r.input) }
     return { state: 'in_flight', callId, startedAt: num(r.started_at) }
   }
 
@@ -335,8 +409,11 @@ export class SqlStore implements ToolStore {
       [now, now],
     )
     return {
-      keys: keys.map((r) => Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at), input: jsonOrNull(r.input) })),
-      parked: parked.map(parkedOf),
+      // every run the statements marked is returned: a column that does not parse reads as null (reported)
+      keys: keys.map((r) =>
+        Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at), input: jsonOrNull(this.corrupt, 'toolwire_ledger', String(r.key), 'input', r.input) }),
+      ),
+      parked: parked.map((r) => parkedOf(r, this.corrupt)),
     }
   }
 

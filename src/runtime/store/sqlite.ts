@@ -1,7 +1,14 @@
 /**
  * The SQLite store (`better-sqlite3`): the embedded store for one machine. Several processes
- * may open one file: writes are serialized by SQLite's lock (WAL mode, a busy timeout), and
- * every state change is one conditional statement, so a claim has one winner across them.
+ * may open one file: writes are serialized by SQLite's lock (WAL mode), and every state change
+ * is one conditional statement, so a claim has one winner across them. Every commit is synced
+ * to disk (`synchronous = FULL`) unless the app asks for less.
+ *
+ * better-sqlite3 is synchronous: SQLite's own busy timeout would block the event loop while
+ * another connection holds the lock. The connection's busy timeout is therefore short (10 ms),
+ * and a statement that finds the file locked is tried again on a timer, backing off, until
+ * `busyTimeoutMs` has passed (then it fails as `store_unavailable`). A statement is one
+ * autocommit step: one that found the lock did nothing, so trying it again is safe.
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
@@ -27,8 +34,53 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly path?: string
   /** An open `better-sqlite3` database: used as it is, and left open by `close()`. */
   readonly database?: SqliteDatabase
-  /** How long a statement waits for another connection's lock, in ms (default 5000). */
+  /**
+   * How long a statement waits for another connection's lock, in ms (default 5000). The wait
+   * does not block the event loop: the statement is tried again on a timer until then.
+   */
   readonly busyTimeoutMs?: number
+  /**
+   * How commits reach the disk (default `'full'`: SQLite's `synchronous = FULL`, the WAL is
+   * synced on every commit, so a row the store wrote survives an OS crash or a power loss).
+   * `'normal'` syncs only at checkpoints: faster, and still safe against the process dying,
+   * but an OS crash or power loss can drop the last commits, such as the in-flight ledger row
+   * written before a body ran (a retry would then run that body again).
+   */
+  readonly synchronous?: 'full' | 'normal'
+}
+
+/**
+ * How long one try of a statement may block the event loop waiting for the lock (SQLite's own
+ * busy timeout on the connection, in ms): short, so the loop keeps turning, and not 0, so a
+ * lock freed a moment later is taken at once (SQLite's own wait polls finely) instead of
+ * after a timer, which starves the waiter when another process writes back to back.
+ */
+const SLICE_MS = 10
+
+/** The most a retry of a locked statement waits before trying again, in ms. */
+const MAX_BACKOFF_MS = 50
+
+/** Whether a better-sqlite3 error says another connection holds the lock. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+}
+
+/**
+ * Runs `step` until it does not find the file locked, waiting between tries on a timer (1 ms,
+ * doubling up to {@link MAX_BACKOFF_MS}), for at most `budgetMs` in all; then the last error.
+ */
+async function unlocked<T>(budgetMs: number, step: () => T): Promise<T> {
+  const deadline = Date.now() + budgetMs
+  for (let wait = 1; ; wait = Math.min(wait * 2, MAX_BACKOFF_MS)) {
+    try {
+      return step()
+    } catch (err) {
+      const left = deadline - Date.now()
+      if (!isBusy(err) || left <= 0) throw err
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)))
+    }
+  }
 }
 
 const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid', nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)` }
@@ -38,6 +90,8 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly owned: boolean,
+    /** How long a statement waits for another connection's lock, in ms. */
+    private readonly busyMs: number,
   ) {}
 
   private statement(sql: string): SqliteStatement {
@@ -46,12 +100,12 @@ class SqliteDriver implements SqlDriver {
     return s
   }
 
-  async all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
-    return this.statement(sql).all(...params) as Row[]
+  all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
+    return unlocked(this.busyMs, () => this.statement(sql).all(...params) as Row[])
   }
 
-  async run(sql: string, params: readonly SqlParam[]): Promise<number> {
-    return this.statement(sql).run(...params).changes
+  run(sql: string, params: readonly SqlParam[]): Promise<number> {
+    return unlocked(this.busyMs, () => this.statement(sql).run(...params).changes)
   }
 
   isConflict(err: unknown): boolean {
@@ -65,10 +119,13 @@ class SqliteDriver implements SqlDriver {
   }
 }
 
-/** Brings the schema up to {@link SCHEMA_VERSION} in one immediate transaction. @throws StoreSchemaError when it is newer. */
-function migrate(db: SqliteDatabase): void {
-  db.exec('CREATE TABLE IF NOT EXISTS toolwire_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL)')
-  db.exec('BEGIN IMMEDIATE')
+/**
+ * Brings the schema up to {@link SCHEMA_VERSION} in one immediate transaction, waiting for
+ * another connection's lock as statements do. @throws StoreSchemaError when it is newer.
+ */
+async function migrate(db: SqliteDatabase, busyMs: number): Promise<void> {
+  await unlocked(busyMs, () => db.exec('CREATE TABLE IF NOT EXISTS toolwire_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL)'))
+  await unlocked(busyMs, () => db.exec('BEGIN IMMEDIATE'))
   try {
     const row = db.prepare(`SELECT version FROM toolwire_meta WHERE name = 'schema'`).all()[0] as { version: number } | undefined
     const version = row?.version ?? 0
@@ -106,26 +163,32 @@ function openFailure(path: string, err: unknown): StoreUnavailableError {
  * @throws StoreDriverMissingError when `better-sqlite3` is not installed (`npm install better-sqlite3`).
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
+  const synchronous = options.synchronous ?? 'full'
+  if (synchronous !== 'full' && synchronous !== 'normal') throw new TypeError(`toolwire: synchronous must be 'full' or 'normal'`)
+  const busyMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
   let db = options.database
   const owned = db === undefined
   if (db === undefined) {
     if (options.path === undefined) throw new TypeError('toolwire: openSqliteStore needs a path or a database')
     const mod = (await loadDriver('better-sqlite3', () => import('better-sqlite3'))) as unknown as { default: new (path: string, options?: { timeout?: number }) => SqliteDatabase }
     try {
-      db = new mod.default(options.path, { timeout: options.busyTimeoutMs ?? 5000 })
+      // SQLite's own wait blocks the event loop: a short slice of it, then the store waits on a timer
+      db = new mod.default(options.path, { timeout: SLICE_MS })
     } catch (err) {
       // better-sqlite3's own TypeError ("the directory does not exist") names no path: say which, and keep it as the cause
       throw openFailure(options.path, err)
     }
   } else {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
+    db.pragma(`busy_timeout = ${SLICE_MS}`)
   }
+  const handle = db
   try {
-    db.pragma('journal_mode = WAL')
-    migrate(db)
+    await unlocked(busyMs, () => handle.pragma('journal_mode = WAL'))
+    handle.pragma(`synchronous = ${synchronous.toUpperCase()}`)
+    await migrate(handle, busyMs)
   } catch (err) {
     if (owned) db.close()
     throw err instanceof StoreSchemaError || !owned ? err : openFailure(options.path!, err)
   }
-  return new SqlStore('sqlite', new SqliteDriver(db, owned), DIALECT, options.now ?? Date.now)
+  return new SqlStore('sqlite', new SqliteDriver(handle, owned, busyMs), DIALECT, options.now ?? Date.now, options.onCorruptRow)
 }

@@ -162,6 +162,11 @@ export interface ToolStore {
   putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void>
   /** Removes and returns a call's undo: exactly one of concurrent takers gets it. */
   takeUndo(callId: string): Promise<UndoEntry | undefined>
+  /**
+   * A call's undo, left in the store (what `tm.undoable` asks). Optional for a store of the
+   * app's own: without it, `tm.undoable` answers what the manager's process knows (`tm.canUndo`).
+   */
+  getUndo?(callId: string): Promise<UndoEntry | undefined>
 
   /** Appends an evidence record. */
   appendEvidence(record: EvidenceRecord): Promise<void>
@@ -203,6 +208,24 @@ export class StoreConflictError extends Error {
 export class StoreUnavailableError extends Error {
   override name: string = 'StoreUnavailableError'
   readonly code = 'store_unavailable'
+}
+
+/**
+ * A stored row whose JSON column does not parse (a disk fault, a hand edit): names the table,
+ * the row (its id, call id or ledger key) and the column, never the content. A
+ * {@link StoreUnavailableError} (`code` `'store_unavailable'`). A list skips such a row and
+ * reports it to the store's `onCorruptRow`; a read of that one row rejects with it.
+ */
+export class StoreCorruptRowError extends StoreUnavailableError {
+  override name = 'StoreCorruptRowError'
+  constructor(
+    readonly table: string,
+    readonly rowId: string,
+    readonly column: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`toolwire: the store's row ${JSON.stringify(rowId)} of ${table} has an unreadable ${column} column (not JSON); it is skipped`, options)
+  }
 }
 
 /** The store was closed by the application (a {@link StoreUnavailableError}, `code` `'store_unavailable'`). */
@@ -257,4 +280,9 @@ export class StoreSchemaError extends Error {
 export interface StoreOptions {
   /** The clock, epoch ms (default `Date.now`): expiries and leases are read from it. */
   readonly now?: () => number
+  /**
+   * Hears of each corrupt row a list or a sweep skipped or read around (default: a process
+   * warning, `process.emitWarning`). Must not throw (what it throws is ignored).
+   */
+  readonly onCorruptRow?: (error: StoreCorruptRowError) => void
 }
