@@ -27,7 +27,7 @@ import { approvalNeeded, freshCallId, listedTools, runCall, type ListedTool } fr
 import { objectSchema } from './providers/declare.js'
 
 export { denyApproval, pendingApproval } from './shared.js'
-export type { PendingApproval } from './shared.js'
+export type { HeldCallMatch, PendingApproval } from './shared.js'
 
 /** Options of `openaiAgentTools`. */
 export interface OpenAIAgentToolsOptions {
