@@ -73,20 +73,43 @@ function isGraphBubbleUp(error: unknown): boolean {
   return e.is_bubble_up === true || e.name === 'GraphInterrupt' || e.name === 'NodeInterrupt' || e.name === 'ParentCommand'
 }
 
-/** Per manager: the bubble-up errors tool bodies threw, by call id, until the call's integration rethrows them. */
-const BUBBLES = new WeakMap<ToolManager, Map<string, unknown>>()
+/**
+ * Per manager: the calls this integration runs now, and the bubble-up errors their tool bodies
+ * threw, until the call's `_call` rethrows them. Only these calls' errors are kept, and each
+ * only until its call returns: nothing stays behind, and a later call with the same id starts clean.
+ */
+interface Bubbles {
+  readonly running: Set<string>
+  readonly thrown: Map<string, unknown>
+}
 
-function bubblesOf(tm: ToolManager): Map<string, unknown> {
+const BUBBLES = new WeakMap<ToolManager, Bubbles>()
+
+function bubblesOf(tm: ToolManager): Bubbles {
   let bubbles = BUBBLES.get(tm)
   if (bubbles === undefined) {
-    const map = new Map<string, unknown>()
+    const state: Bubbles = { running: new Set(), thrown: new Map() }
     tm.on('error', ({ callId, error }) => {
-      if (isGraphBubbleUp(error)) map.set(callId, error)
+      if (state.running.has(callId) && isGraphBubbleUp(error)) state.thrown.set(callId, error)
     })
-    BUBBLES.set(tm, map)
-    bubbles = map
+    BUBBLES.set(tm, state)
+    bubbles = state
   }
   return bubbles
+}
+
+/** Runs `run` as call `callId`, and what a tool body threw to bubble up, if it did. */
+async function watched<T>(tm: ToolManager, callId: string, run: () => Promise<T>): Promise<{ readonly value: T; readonly bubble?: { readonly error: unknown } }> {
+  const bubbles = bubblesOf(tm)
+  bubbles.running.add(callId)
+  bubbles.thrown.delete(callId)
+  try {
+    const value = await run()
+    return bubbles.thrown.has(callId) ? { value, bubble: { error: bubbles.thrown.get(callId) } } : { value }
+  } finally {
+    bubbles.running.delete(callId)
+    bubbles.thrown.delete(callId)
+  }
 }
 
 /** A permissive schema LangChain validates against while toolwire does the validating (not frozen: LangChain's validator caches its base URI in it). */
@@ -110,7 +133,6 @@ export class ToolwireTool extends StructuredTool {
     this.name = listed.name
     this.description = listed.description ?? ''
     this.#schema = listed.inputSchema
-    bubblesOf(tm)
     // StructuredTool.call validates against `schema` before its first await: the bypass covers exactly that
     const call = this.call.bind(this)
     this.call = ((...args: Parameters<typeof call>) => {
@@ -130,13 +152,8 @@ export class ToolwireTool extends StructuredTool {
   protected async _call(input: unknown, _runManager?: unknown, config?: ToolRunnableConfig): Promise<ToolMessage | LangChainToolContent> {
     const toolCallId = config?.toolCall?.id
     const callId = toolCallId ?? freshCallId('langchain')
-    const view = await runCall(this.tm, this.listed, { input }, callId, config?.signal)
-    const bubbles = BUBBLES.get(this.tm)
-    if (bubbles?.has(callId)) {
-      const error = bubbles.get(callId)
-      bubbles.delete(callId)
-      throw error
-    }
+    const { value: view, bubble } = await watched(this.tm, callId, () => runCall(this.tm, this.listed, { input }, callId, config?.signal))
+    if (bubble !== undefined) throw bubble.error
     return toolCallId === undefined ? toLangChainContent(view) : toToolMessage(view, toolCallId, this.name)
   }
 }
@@ -144,7 +161,8 @@ export class ToolwireTool extends StructuredTool {
 /**
  * Answers the confirmation a tool message holds (its artifact is a `needs_confirmation`
  * view): approving runs the call once, denying refuses it. Returns the `ToolMessage` that
- * replaces it, for the same tool call.
+ * replaces it, for the same tool call and with the same `id`, so LangGraph's messages reducer
+ * replaces the waiting message rather than adding a second answer to the tool call.
  *
  * @example
  * const answered = await answerConfirmation(tm, toolMessage, { approve: true })
@@ -152,7 +170,9 @@ export class ToolwireTool extends StructuredTool {
 export async function answerConfirmation(tm: ToolManager, message: ToolMessage, decision: { readonly approve: boolean }): Promise<ToolMessage> {
   const view = message.artifact as CallResult | undefined
   if (view?.status !== 'needs_confirmation') throw new TypeError('toolwire: the tool message holds no confirmation')
-  return toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name)
+  const answered = toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name)
+  if (message.id !== undefined) answered.id = message.id
+  return answered
 }
 
 /**
