@@ -90,6 +90,15 @@ describe('toolwire/langchain', () => {
     expect(seen.content).toEqual(expected)
   })
 
+  it("with media: 'text' (ChatOpenAI: Chat Completions rejects an image in a tool message) the content is text naming the image (found in review #21 item 10)", async () => {
+    const tm = manager()
+    const [chart] = langchainTools(tm, { only: ['chart'], media: 'text' })
+    const message = (await chart!.invoke({ name: 'chart', args: {}, id: 'call_m', type: 'tool_call' })) as ToolMessage
+    expect(message.content).toBe('The chart\n[Attachment not shown: image (image/png, 70 bytes); a tool message of this chat model cannot carry it here.]')
+    expect(message.artifact).toMatchObject({ status: 'ok', parts: [{ type: 'image' }] })
+    expect(await chart!.invoke({})).toBe(message.content)
+  })
+
   it('untrusted content is wrapped in the content, with plain arguments too', async () => {
     const { message } = await turn(manager(), 'web', {})
     expect(message.content).toContain(UNTRUSTED_OPEN)

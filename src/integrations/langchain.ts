@@ -22,12 +22,16 @@ import { ToolMessage } from '@langchain/core/messages'
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
-import { freshCallId, listedTools, modelText, renderParts, runCall, type ListedTool } from './shared.js'
+import { freshCallId, listedTools, modelText, renderParts, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+
+export type { MediaMode } from './shared.js'
 
 /** Options of `langchainTools`. */
 export interface LangChainToolsOptions {
   /** Only these tools (default: every tool registered now). */
   readonly only?: readonly string[]
+  /** `'text'` for a chat model whose tool messages carry text only, such as `ChatOpenAI` (default `'parts'`: content blocks). */
+  readonly media?: MediaMode
 }
 
 /** A LangChain content block of a tool message. */
@@ -45,9 +49,9 @@ function block(part: ContentPart): LangChainContentBlock | undefined {
   return undefined
 }
 
-/** The content a model reads of an application view: text, or text then media blocks. */
-export function toLangChainContent(view: CallResult<unknown>): LangChainToolContent {
-  const { carried, notes } = renderParts(view, 'LangChain', block)
+/** The content a model reads of an application view: text, or text then media blocks (with `media: 'text'`, the text naming them). */
+export function toLangChainContent(view: CallResult<unknown>, options: { readonly media?: MediaMode } = {}): LangChainToolContent {
+  const { carried, notes } = options.media === 'text' ? renderParts<LangChainContentBlock>(view, TEXT_ONLY_WIRE, () => undefined) : renderParts(view, 'LangChain', block)
   const text = modelText(view, notes)
   return carried.length === 0 ? text : [{ type: 'text', text }, ...carried]
 }
@@ -56,10 +60,10 @@ export function toLangChainContent(view: CallResult<unknown>): LangChainToolCont
  * The `ToolMessage` answering tool call `toolCallId` with an application view: `status`
  * `'success'` only for `ok`, the content as `toLangChainContent` gives it, the view as `artifact`.
  */
-export function toToolMessage(view: CallResult, toolCallId: string, name?: string): ToolMessage {
+export function toToolMessage(view: CallResult, toolCallId: string, name?: string, options: { readonly media?: MediaMode } = {}): ToolMessage {
   return new ToolMessage({
     status: view.status === 'ok' ? 'success' : 'error',
-    content: toLangChainContent(view) as ToolMessage['content'],
+    content: toLangChainContent(view, options) as ToolMessage['content'],
     artifact: view,
     tool_call_id: toolCallId,
     ...(name === undefined ? {} : { name }),
@@ -128,6 +132,7 @@ export class ToolwireTool extends StructuredTool {
   constructor(
     private readonly tm: ToolManager,
     private readonly listed: ListedTool,
+    private readonly media: MediaMode = 'parts',
   ) {
     super()
     this.name = listed.name
@@ -154,7 +159,8 @@ export class ToolwireTool extends StructuredTool {
     const callId = toolCallId ?? freshCallId('langchain')
     const { value: view, bubble } = await watched(this.tm, callId, () => runCall(this.tm, this.listed, { input }, callId, config?.signal))
     if (bubble !== undefined) throw bubble.error
-    return toolCallId === undefined ? toLangChainContent(view) : toToolMessage(view, toolCallId, this.name)
+    const options = { media: this.media }
+    return toolCallId === undefined ? toLangChainContent(view, options) : toToolMessage(view, toolCallId, this.name, options)
   }
 }
 
@@ -167,10 +173,15 @@ export class ToolwireTool extends StructuredTool {
  * @example
  * const answered = await answerConfirmation(tm, toolMessage, { approve: true })
  */
-export async function answerConfirmation(tm: ToolManager, message: ToolMessage, decision: { readonly approve: boolean }): Promise<ToolMessage> {
+export async function answerConfirmation(
+  tm: ToolManager,
+  message: ToolMessage,
+  decision: { readonly approve: boolean },
+  options: { readonly media?: MediaMode } = {},
+): Promise<ToolMessage> {
   const view = message.artifact as CallResult | undefined
   if (view?.status !== 'needs_confirmation') throw new TypeError('toolwire: the tool message holds no confirmation')
-  const answered = toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name)
+  const answered = toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name, options)
   if (message.id !== undefined) answered.id = message.id
   return answered
 }
@@ -183,5 +194,5 @@ export async function answerConfirmation(tm: ToolManager, message: ToolMessage, 
  * const model = chatModel.bindTools(langchainTools(tm))
  */
 export function langchainTools(tm: ToolManager, options: LangChainToolsOptions = {}): ToolwireTool[] {
-  return listedTools(tm, options.only).map((listed) => new ToolwireTool(tm, listed))
+  return listedTools(tm, options.only).map((listed) => new ToolwireTool(tm, listed, options.media))
 }

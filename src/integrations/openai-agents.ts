@@ -23,16 +23,19 @@ import { getCurrentSpan, tool as agentsTool, type FunctionTool } from '@openai/a
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { toOpenAIResponses, type OpenAIResponsesOutputItem } from '../render/openai.js'
-import { approvalNeeded, freshCallId, listedTools, runCall, type ListedTool } from './shared.js'
+import { renderParts, sourceOf, statedText, wireText } from '../render/model.js'
+import { approvalNeeded, freshCallId, listedTools, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
 import { objectSchema } from './providers/declare.js'
 
 export { denyApproval, pendingApproval } from './shared.js'
-export type { HeldCallMatch, PendingApproval } from './shared.js'
+export type { HeldCallMatch, MediaMode, PendingApproval } from './shared.js'
 
 /** Options of `openaiAgentTools`. */
 export interface OpenAIAgentToolsOptions {
   /** Only these tools (default: every tool registered now). */
   readonly only?: readonly string[]
+  /** `'text'` for a Chat Completions model (`OpenAIChatCompletionsModel`, which drops media from a tool output without a word); default `'parts'`. */
+  readonly media?: MediaMode
 }
 
 /** One structured output item of a function tool, in the SDK's shapes. */
@@ -63,9 +66,15 @@ function agentsItem(item: OpenAIResponsesOutputItem): AgentsToolOutputItem {
 
 /**
  * What the model reads of an application view, as a function tool's output: the output of
- * toolwire's Responses adapter (`toOpenAIResponses`) in the SDK's structured shapes.
+ * toolwire's Responses adapter (`toOpenAIResponses`) in the SDK's structured shapes; with
+ * `media: 'text'`, its text alone, each part named in a note.
  */
-export function toAgentsOutput(view: CallResult<unknown>, callId = ''): AgentsToolOutput {
+export function toAgentsOutput(view: CallResult<unknown>, callId = '', options: { readonly media?: MediaMode } = {}): AgentsToolOutput {
+  if (options.media === 'text') {
+    // the Responses text, every part named in a note instead of carried
+    const source = sourceOf(view)
+    return statedText(source, wireText(source, renderParts(source, TEXT_ONLY_WIRE, () => undefined).notes))
+  }
   const { output } = toOpenAIResponses(view, { callId })
   return typeof output === 'string' ? output : output.map(agentsItem)
 }
@@ -86,7 +95,7 @@ function staticNoApproval(): FunctionTool['needsApproval'] {
 /** The most views waiting for the SDK's custom-data step per tool (the oldest go first). */
 const VIEW_LIMIT = 1000
 
-function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
+function agentTool(tm: ToolManager, listed: ListedTool, media: MediaMode): FunctionTool {
   const views = new Map<string, CallResult>()
   // the declaration every provider helper gives: an object schema without `$schema`
   const schema = objectSchema(listed.inputSchema as Parameters<typeof objectSchema>[0]) as FunctionTool['parameters']
@@ -103,7 +112,7 @@ function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
       if (view.status !== 'ok') getCurrentSpan()?.setError({ message: 'Error running tool (non-fatal)', data: { tool_name: listed.name, status: view.status } })
       views.set(callId, view)
       if (views.size > VIEW_LIMIT) views.delete(views.keys().next().value as string)
-      return toAgentsOutput(view, callId)
+      return toAgentsOutput(view, callId, { media })
     },
     needsApproval:
       listed.needsConfirmation === true
@@ -127,5 +136,5 @@ function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
  * const agent = new Agent({ name: 'Assistant', instructions: '…', tools: openaiAgentTools(tm) })
  */
 export function openaiAgentTools(tm: ToolManager, options: OpenAIAgentToolsOptions = {}): FunctionTool[] {
-  return listedTools(tm, options.only).map((listed) => agentTool(tm, listed))
+  return listedTools(tm, options.only).map((listed) => agentTool(tm, listed, options.media ?? 'parts'))
 }

@@ -27,6 +27,18 @@ export function listedTools(tm: ToolManager, only: readonly string[] | undefined
   return all.filter((t) => wanted.has(t.name))
 }
 
+/**
+ * How an integration gives the model a result's media: `'parts'` (default) as the framework's
+ * media blocks; `'text'` as a note in the text naming each part (`[Attachment not shown: image
+ * (image/png, 70 bytes); …]`), for a chat model whose tool messages carry text only (OpenAI Chat
+ * Completions: LangChain's `ChatOpenAI` rejects an image in a tool message, and the Agents SDK's
+ * `OpenAIChatCompletionsModel` drops it without a word).
+ */
+export type MediaMode = 'parts' | 'text'
+
+/** The wire named in the note of a part given as text (`MediaMode` `'text'`). */
+export const TEXT_ONLY_WIRE = 'a tool message of this chat model'
+
 /** Whether the view is a call runtime policy skipped (a refusal view with code `skipped`). */
 export function isSkipped(view: CallResult<unknown>): boolean {
   return view.status === 'refused' && view.code === 'skipped' && view.disposition !== 'refused'
