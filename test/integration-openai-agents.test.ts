@@ -160,6 +160,26 @@ describe('toolwire/openai-agents', () => {
     expect(told).toContain('[Attachment not shown: image \\"c.png\\" (image/png, 70 bytes); a tool message of this chat model cannot carry it here.]')
   })
 
+  it('strict: true declares the tool in strict form; the nulls a strict model sends for optional fields reach the tool as absent (found in review #21 item 8)', async () => {
+    const tm = new ToolManager()
+    const inputs: unknown[] = []
+    tm.register({
+      name: 'order',
+      inputSchema: { type: 'object', properties: { title: { type: 'string' }, size: { type: 'integer' } }, required: ['title'] },
+      needsConfirmation: (input: { size?: number }) => input.size !== undefined,
+      run: (input: unknown) => { inputs.push(input); return 'ordered' },
+    })
+    const [tool] = openaiAgentTools(tm, { strict: true })
+    expect(tool).toMatchObject({
+      strict: true,
+      parameters: { type: 'object', properties: { title: { type: 'string' }, size: { type: ['integer', 'null'] } }, required: ['title', 'size'], additionalProperties: false },
+    })
+    const model = new ScriptedModel([{ id: 'call_s', name: 'order', args: '{"title":"cards","size":null}' }])
+    await run(new Agent({ name: 'a', instructions: 'test', model, tools: [tool!] }), 'go')
+    expect(inputs).toEqual([{ title: 'cards' }])
+    expect(model.seen()).toEqual({ type: 'text', text: 'ordered' })
+  })
+
   it('untrusted text is wrapped', async () => {
     const { model } = await runOne(manager(), 'web', {})
     expect((model.seen() as { text: string }).text).toContain(UNTRUSTED_OPEN)
