@@ -175,6 +175,7 @@ const FORMS = new WeakMap<object, StrictForm>()
 /**
  * The strict form of a tool's input schema (cached per schema object).
  * @throws StrictSchemaError saying where and why, when strict mode cannot express the schema.
+ * @internal
  */
 export function strictForm(schema: JsonSchema): StrictForm {
   if (typeof schema === 'boolean') throw new StrictSchemaError('#: a boolean schema has no strict form')
