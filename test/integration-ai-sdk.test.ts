@@ -303,6 +303,96 @@ describe('toolwire/ai-sdk', () => {
     })
   })
 
+  describe('approvals answered once (found in review #21 items 4 and 15)', () => {
+    function transferring() {
+      const tm = new ToolManager()
+      const runs: { tool: string; input: unknown }[] = []
+      const tool = (name: string, needsConfirmation: boolean | ((input: unknown) => boolean)) =>
+        tm.register({
+          name,
+          inputSchema: object({ to: { type: 'string' } }),
+          needsConfirmation,
+          run: (input: { to: string }) => {
+            runs.push({ tool: name, input })
+            return { done: name, to: input.to }
+          },
+        })
+      tool('transfer', true)
+      tool('lookup', false)
+      tool('maybe', () => false)
+      return { tm, runs }
+    }
+
+    async function approve(tm: ToolManager, calls: readonly { readonly id: string; readonly name: string; readonly input: unknown }[], pick = 0) {
+      const { model, prompts } = scripted(calls)
+      const tools = aiSdkTools(tm)
+      const history: ModelMessage[] = [{ role: 'user', content: 'pay' }]
+      const first = await generateText({ model, tools, messages: history, stopWhen: stepCountIs(3) })
+      const requests = first.content.filter((p) => p.type === 'tool-approval-request')
+      const approved: ModelMessage[] = [
+        ...history,
+        ...first.response.messages,
+        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: requests[pick]!.approvalId, approved: true }] },
+      ]
+      return { model, prompts, tools, approved }
+    }
+
+    it('a client that sends the same approval again gets the recorded result; the tool ran once', async () => {
+      const { tm, runs } = transferring()
+      const { model, prompts, tools, approved } = await approve(tm, [{ id: 'call_t', name: 'transfer', input: { to: 'bob' } }])
+      await generateText({ model, tools, messages: approved, stopWhen: stepCountIs(3) })
+      const firstAnswer = toolResultsSeen(prompts)
+      // a retry after a broken stream resends the same messages
+      await generateText({ model, tools, messages: approved, stopWhen: stepCountIs(3) })
+      expect(runs).toEqual([{ tool: 'transfer', input: { to: 'bob' } }])
+      expect(firstAnswer).toMatchObject([{ toolCallId: 'call_t', output: { type: 'json', value: { done: 'transfer', to: 'bob' } } }])
+      expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
+    })
+
+    it('an approval that reaches another process makes the call there again (documented limit)', async () => {
+      const a = transferring()
+      const { model, approved } = await approve(a.tm, [{ id: 'call_t', name: 'transfer', input: { to: 'bob' } }])
+      const b = transferring()
+      await generateText({ model, tools: aiSdkTools(b.tm), messages: approved, stopWhen: stepCountIs(3) })
+      expect(a.runs).toEqual([])
+      expect(b.runs).toEqual([{ tool: 'transfer', input: { to: 'bob' } }])
+    })
+
+    it('one id for two calls of different tools in a turn: each call runs once, with its own result', async () => {
+      const { tm, runs } = transferring()
+      const { model } = scripted([
+        { id: 'call_0', name: 'lookup', input: { to: 'alice' } },
+        { id: 'call_0', name: 'maybe', input: { to: 'bob' } },
+      ])
+      const result = await generateText({ model, tools: aiSdkTools(tm), prompt: 'go', stopWhen: stepCountIs(3) })
+      expect(runs).toEqual([
+        { tool: 'maybe', input: { to: 'bob' } },
+        { tool: 'lookup', input: { to: 'alice' } },
+      ])
+      const outputs = result.steps[0]!.toolResults.map((r) => [r.toolName, r.dynamic === true ? undefined : r.output.data])
+      expect(outputs).toEqual([
+        ['lookup', { done: 'lookup', to: 'alice' }],
+        ['maybe', { done: 'maybe', to: 'bob' }],
+      ])
+    })
+
+    it('approving one of two requests with the same id runs neither: the model is told the approval is ambiguous', async () => {
+      const { tm, runs } = transferring()
+      const { model, prompts, tools, approved } = await approve(tm, [
+        { id: 'call_0', name: 'transfer', input: { to: 'alice' } },
+        { id: 'call_0', name: 'transfer', input: { to: 'mallory' } },
+      ])
+      // each request shows its own call
+      expect(pendingApproval(tm, 'call_0', { toolName: 'transfer', input: { to: 'alice' } })?.summary).toContain('alice')
+      expect(pendingApproval(tm, 'call_0', { toolName: 'transfer', input: { to: 'mallory' } })?.summary).toContain('mallory')
+      await generateText({ model, tools, messages: approved, stopWhen: stepCountIs(3) })
+      expect(runs).toEqual([])
+      const [seen] = toolResultsSeen(prompts)
+      expect(seen).toMatchObject({ toolCallId: 'call_0', output: { type: 'error-text' } })
+      expect(JSON.stringify(seen)).toContain('Several tool calls share this call')
+    })
+  })
+
   describe('untrusted results saved as messages keep their wrapping when loaded again', () => {
     it('model messages (JSON round trip)', async () => {
       const { result } = await runOne(manager(), 'web', {})

@@ -90,6 +90,15 @@ describe('toolwire/langchain', () => {
     expect(seen.content).toEqual(expected)
   })
 
+  it("with media: 'text' (ChatOpenAI: Chat Completions rejects an image in a tool message) the content is text naming the image (found in review #21 item 10)", async () => {
+    const tm = manager()
+    const [chart] = langchainTools(tm, { only: ['chart'], media: 'text' })
+    const message = (await chart!.invoke({ name: 'chart', args: {}, id: 'call_m', type: 'tool_call' })) as ToolMessage
+    expect(message.content).toBe('The chart\n[Attachment not shown: image (image/png, 70 bytes); a tool message of this chat model cannot carry it here.]')
+    expect(message.artifact).toMatchObject({ status: 'ok', parts: [{ type: 'image' }] })
+    expect(await chart!.invoke({})).toBe(message.content)
+  })
+
   it('untrusted content is wrapped in the content, with plain arguments too', async () => {
     const { message } = await turn(manager(), 'web', {})
     expect(message.content).toContain(UNTRUSTED_OPEN)
@@ -136,6 +145,32 @@ describe('toolwire/langchain', () => {
     tm.register({ name: 'plain', inputSchema: object({}), run: () => { throw new Error('x') } })
     const [, plain] = langchainTools(tm)
     expect(((await plain!.invoke({ name: 'plain', args: {}, id: 'call_p', type: 'tool_call' })) as ToolMessage).status).toBe('error')
+  })
+
+  it('an interrupt is kept only for the LangChain call that threw it: a later call with the same id does not throw it (found in review #21 item 24)', async () => {
+    class GraphInterrupt extends Error {
+      override name = 'GraphInterrupt'
+      is_bubble_up = true
+    }
+    const tm = new ToolManager()
+    tm.register({ name: 'hitl', inputSchema: object({}), run: () => { throw new GraphInterrupt('needs a human') } })
+    tm.register({ name: 'add', inputSchema: addSchema, run: ({ a, b }: { a: number; b: number }) => ({ sum: a + b }) })
+    const [, add] = langchainTools(tm)
+    // calls made outside LangChain (tm.call) leave nothing behind
+    for (let i = 0; i < 3; i++) expect((await tm.call('hitl', {}, { callId: `call_${i}` })).status).toBe('error')
+    const message = (await add!.invoke({ name: 'add', args: { a: 1, b: 2 }, id: 'call_1', type: 'tool_call' })) as ToolMessage
+    expect(message.artifact).toMatchObject({ status: 'ok', data: { sum: 3 } })
+  })
+
+  it('answerConfirmation keeps the waiting message id, so LangGraph replaces it (found in review #21 item 7)', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'transfer', inputSchema: object({ to: { type: 'string' } }), needsConfirmation: true, run: () => ({ sent: true }) })
+    const [transfer] = langchainTools(tm)
+    const waiting = (await transfer!.invoke({ name: 'transfer', args: { to: 'bob' }, id: 'call_w', type: 'tool_call' })) as ToolMessage
+    waiting.id = 'msg-1' // LangGraph's messages reducer gives every message an id
+    const answered = await answerConfirmation(tm, waiting, { approve: true })
+    expect(answered.id).toBe('msg-1')
+    expect(answered.tool_call_id).toBe('call_w')
   })
 
   it('an approval flow runs the tool exactly once', async () => {

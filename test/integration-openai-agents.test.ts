@@ -1,5 +1,7 @@
 // toolwire/openai-agents against the real @openai/agents runner, with a scripted fake Model.
 import { Agent, run, setTraceProcessors, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
+import { OpenAIChatCompletionsModel } from '@openai/agents-openai'
+import type OpenAI from 'openai'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { pending, refuse, ToolManager, ToolResult, UNTRUSTED_OPEN, type CallResult } from '../src/index.js'
 import { denyApproval, openaiAgentTools, pendingApproval, toAgentsOutput } from '../src/integrations/openai-agents.js'
@@ -129,6 +131,53 @@ describe('toolwire/openai-agents', () => {
       { type: 'input_text', text: 'The chart' },
       { type: 'input_image', image: `data:image/png;base64,${PNG}`, detail: 'auto' },
     ])
+  })
+
+  it("with media: 'text', a Chat Completions model is told of the image it cannot see (the SDK dropped it silently; found in review #21 item 10)", async () => {
+    // a fake OpenAI client: the first request gets a tool call, the next a final answer; each request body is kept
+    const bodies: OpenAI.Chat.ChatCompletionCreateParams[] = []
+    const create = async (body: OpenAI.Chat.ChatCompletionCreateParams) => {
+      bodies.push(body)
+      const message =
+        bodies.length === 1
+          ? { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'chart', arguments: '{}' } }] }
+          : { role: 'assistant', content: 'done', refusal: null }
+      return { id: `cc_${bodies.length}`, object: 'chat.completion', created: 0, model: 'gpt-test', choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message }] }
+    }
+    const client = { chat: { completions: { create } }, baseURL: 'https://api.openai.com/v1' } as unknown as OpenAI
+    const toolMessage = async (media: 'parts' | 'text') => {
+      bodies.length = 0
+      const agent = new Agent({ name: 'a', instructions: 'test', model: new OpenAIChatCompletionsModel(client, 'gpt-test'), tools: openaiAgentTools(manager(), { only: ['chart'], media }) })
+      await run(agent, 'go')
+      return JSON.stringify(bodies.at(-1)!.messages.find((m) => m.role === 'tool'))
+    }
+    // by default the Chat Completions converter drops the image and says nothing
+    const silent = await toolMessage('parts')
+    expect(silent).toContain('The chart')
+    expect(silent).not.toContain('image')
+    const told = await toolMessage('text')
+    expect(told).toContain('The chart')
+    expect(told).toContain('[Attachment not shown: image \\"c.png\\" (image/png, 70 bytes); a tool message of this chat model cannot carry it here.]')
+  })
+
+  it('strict: true declares the tool in strict form; the nulls a strict model sends for optional fields reach the tool as absent (found in review #21 item 8)', async () => {
+    const tm = new ToolManager()
+    const inputs: unknown[] = []
+    tm.register({
+      name: 'order',
+      inputSchema: { type: 'object', properties: { title: { type: 'string' }, size: { type: 'integer' } }, required: ['title'] },
+      needsConfirmation: (input: { size?: number }) => input.size !== undefined,
+      run: (input: unknown) => { inputs.push(input); return 'ordered' },
+    })
+    const [tool] = openaiAgentTools(tm, { strict: true })
+    expect(tool).toMatchObject({
+      strict: true,
+      parameters: { type: 'object', properties: { title: { type: 'string' }, size: { type: ['integer', 'null'] } }, required: ['title', 'size'], additionalProperties: false },
+    })
+    const model = new ScriptedModel([{ id: 'call_s', name: 'order', args: '{"title":"cards","size":null}' }])
+    await run(new Agent({ name: 'a', instructions: 'test', model, tools: [tool!] }), 'go')
+    expect(inputs).toEqual([{ title: 'cards' }])
+    expect(model.seen()).toEqual({ type: 'text', text: 'ordered' })
   })
 
   it('untrusted text is wrapped', async () => {

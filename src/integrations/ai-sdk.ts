@@ -16,16 +16,18 @@
  *   issues for `invalid`), and `execution-denied` for a refusal.
  * - A tool with `needsConfirmation` gets `needsApproval`: toolwire makes the call, holds its
  *   confirmation (`pendingApproval(tm, toolCallId)` gives the redacted summary and changes),
- *   and the SDK's approval runs it once; no `tm.confirm` by the application.
+ *   and the SDK's approval runs it once; no `tm.confirm` by the application. The same approval
+ *   sent again answers the recorded result; held calls are matched by id, tool and input.
  */
-import { jsonSchema, type JSONSchema7, type Tool, type ToolSet } from 'ai'
+import { jsonSchema, type JSONSchema7, type ModelMessage, type Tool } from 'ai'
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
+import { ambiguousApproval } from './held.js'
 import { approvalNeeded, listedTools, modelText, renderParts, runCall, type ListedTool } from './shared.js'
 
 export { denyApproval, pendingApproval } from './shared.js'
-export type { PendingApproval } from './shared.js'
+export type { HeldCallMatch, PendingApproval } from './shared.js'
 
 /** What the model reads of a tool result (the SDK's `ToolResultOutput`). */
 export type AiSdkToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>
@@ -121,16 +123,54 @@ export function toAiSdkOutput(view: CallResult<unknown>): AiSdkToolOutput {
   }
 }
 
-function aiSdkTool(tm: ToolManager, listed: ListedTool): Tool<unknown, CallResult> {
+/** A success, as a toolwire tool's `execute` returns it (every other status is thrown). */
+export type AiSdkToolOutputView = Extract<CallResult, { readonly status: 'ok' }>
+
+/** A toolwire tool as the AI SDK sees it: any input (toolwire validates it), the success view as output. */
+export type AiSdkTool = Tool<unknown, AiSdkToolOutputView>
+
+/** What `aiSdkTools` returns: a typed `ToolSet`, so `toolResults[].output` is the success view, not `any`. */
+export type AiSdkToolSet = Record<string, AiSdkTool>
+
+/**
+ * The approval the SDK is processing for call `toolCallId`, when it is processing one: the
+ * id of its approval request answered in the last (tool) message, and whether the assistant
+ * message holding that request gives the id to several tool calls (then which one the user
+ * approved is unknown: the SDK pairs an approval with the last call of that id).
+ */
+function approvalOf(messages: readonly ModelMessage[], toolCallId: string): { readonly approvalId: string; readonly ambiguous: boolean } | undefined {
+  const last = messages.at(-1)
+  if (last?.role !== 'tool') return undefined
+  const answered = new Set(last.content.flatMap((p) => (p.type === 'tool-approval-response' ? [p.approvalId] : [])))
+  if (answered.size === 0) return undefined
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue
+    const request = message.content.find((p) => p.type === 'tool-approval-request' && p.toolCallId === toolCallId && answered.has(p.approvalId))
+    if (request?.type !== 'tool-approval-request') continue
+    const calls = message.content.filter((p) => p.type === 'tool-call' && p.toolCallId === toolCallId).length
+    return { approvalId: request.approvalId, ambiguous: calls > 1 }
+  }
+  return undefined
+}
+
+function aiSdkTool(tm: ToolManager, listed: ListedTool): AiSdkTool {
   return {
     ...(listed.description === undefined ? {} : { description: listed.description }),
     // toolwire validates the input (the SDK only parses the JSON): an invalid input reaches the model as `invalid`
     inputSchema: jsonSchema<unknown>(listed.inputSchema as JSONSchema7),
     ...(listed.needsConfirmation === true
-      ? { needsApproval: (input: unknown, { toolCallId }: { toolCallId: string }) => approvalNeeded(tm, listed, input, toolCallId) }
+      ? {
+          needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) => {
+            const approval = approvalOf(messages, toolCallId)
+            // an approval the SDK cannot tie to one call: execute answers it with a refusal, nothing runs
+            if (approval?.ambiguous === true) return true
+            return approvalNeeded(tm, listed, input, toolCallId, approval?.approvalId)
+          },
+        }
       : {}),
-    execute: async (input: unknown, { toolCallId, abortSignal }: { toolCallId: string; abortSignal?: AbortSignal }) => {
-      const view = await runCall(tm, listed, { input }, toolCallId, abortSignal)
+    execute: async (input: unknown, { toolCallId, abortSignal, messages }: { toolCallId: string; abortSignal?: AbortSignal; messages: ModelMessage[] }) => {
+      const approval = listed.needsConfirmation === true ? approvalOf(messages, toolCallId) : undefined
+      const view = approval?.ambiguous === true ? ambiguousApproval(toolCallId) : await runCall(tm, listed, { input }, toolCallId, abortSignal, approval?.approvalId)
       if (view.status !== 'ok') throw new ToolwireCallFailure(view)
       return view
     },
@@ -140,14 +180,15 @@ function aiSdkTool(tm: ToolManager, listed: ListedTool): Tool<unknown, CallResul
 }
 
 /**
- * The manager's tools as an AI SDK `ToolSet` (by tool name), for `generateText`,
- * `streamText` and agents. Tools registered later are not included: call it again.
+ * The manager's tools as an AI SDK tool set (by tool name), for `generateText`,
+ * `streamText` and agents; typed, so a step's `toolResults[].output` is the success view.
+ * Tools registered later are not included: call it again.
  *
  * @example
  * const { text, steps } = await generateText({ model, tools: aiSdkTools(tm), prompt: 'Read a.txt', stopWhen: stepCountIs(5) })
  */
-export function aiSdkTools(tm: ToolManager, options: AiSdkToolsOptions = {}): ToolSet {
-  const tools: ToolSet = {}
+export function aiSdkTools(tm: ToolManager, options: AiSdkToolsOptions = {}): AiSdkToolSet {
+  const tools: AiSdkToolSet = {}
   for (const listed of listedTools(tm, options.only)) tools[listed.name] = aiSdkTool(tm, listed)
   return tools
 }

@@ -22,12 +22,16 @@ import { ToolMessage } from '@langchain/core/messages'
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
-import { freshCallId, listedTools, modelText, renderParts, runCall, type ListedTool } from './shared.js'
+import { freshCallId, listedTools, modelText, renderParts, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+
+export type { MediaMode } from './shared.js'
 
 /** Options of `langchainTools`. */
 export interface LangChainToolsOptions {
   /** Only these tools (default: every tool registered now). */
   readonly only?: readonly string[]
+  /** `'text'` for a chat model whose tool messages carry text only, such as `ChatOpenAI` (default `'parts'`: content blocks). */
+  readonly media?: MediaMode
 }
 
 /** A LangChain content block of a tool message. */
@@ -45,9 +49,9 @@ function block(part: ContentPart): LangChainContentBlock | undefined {
   return undefined
 }
 
-/** The content a model reads of an application view: text, or text then media blocks. */
-export function toLangChainContent(view: CallResult<unknown>): LangChainToolContent {
-  const { carried, notes } = renderParts(view, 'LangChain', block)
+/** The content a model reads of an application view: text, or text then media blocks (with `media: 'text'`, the text naming them). */
+export function toLangChainContent(view: CallResult<unknown>, options: { readonly media?: MediaMode } = {}): LangChainToolContent {
+  const { carried, notes } = options.media === 'text' ? renderParts<LangChainContentBlock>(view, TEXT_ONLY_WIRE, () => undefined) : renderParts(view, 'LangChain', block)
   const text = modelText(view, notes)
   return carried.length === 0 ? text : [{ type: 'text', text }, ...carried]
 }
@@ -56,10 +60,10 @@ export function toLangChainContent(view: CallResult<unknown>): LangChainToolCont
  * The `ToolMessage` answering tool call `toolCallId` with an application view: `status`
  * `'success'` only for `ok`, the content as `toLangChainContent` gives it, the view as `artifact`.
  */
-export function toToolMessage(view: CallResult, toolCallId: string, name?: string): ToolMessage {
+export function toToolMessage(view: CallResult, toolCallId: string, name?: string, options: { readonly media?: MediaMode } = {}): ToolMessage {
   return new ToolMessage({
     status: view.status === 'ok' ? 'success' : 'error',
-    content: toLangChainContent(view) as ToolMessage['content'],
+    content: toLangChainContent(view, options) as ToolMessage['content'],
     artifact: view,
     tool_call_id: toolCallId,
     ...(name === undefined ? {} : { name }),
@@ -73,20 +77,43 @@ function isGraphBubbleUp(error: unknown): boolean {
   return e.is_bubble_up === true || e.name === 'GraphInterrupt' || e.name === 'NodeInterrupt' || e.name === 'ParentCommand'
 }
 
-/** Per manager: the bubble-up errors tool bodies threw, by call id, until the call's integration rethrows them. */
-const BUBBLES = new WeakMap<ToolManager, Map<string, unknown>>()
+/**
+ * Per manager: the calls this integration runs now, and the bubble-up errors their tool bodies
+ * threw, until the call's `_call` rethrows them. Only these calls' errors are kept, and each
+ * only until its call returns: nothing stays behind, and a later call with the same id starts clean.
+ */
+interface Bubbles {
+  readonly running: Set<string>
+  readonly thrown: Map<string, unknown>
+}
 
-function bubblesOf(tm: ToolManager): Map<string, unknown> {
+const BUBBLES = new WeakMap<ToolManager, Bubbles>()
+
+function bubblesOf(tm: ToolManager): Bubbles {
   let bubbles = BUBBLES.get(tm)
   if (bubbles === undefined) {
-    const map = new Map<string, unknown>()
+    const state: Bubbles = { running: new Set(), thrown: new Map() }
     tm.on('error', ({ callId, error }) => {
-      if (isGraphBubbleUp(error)) map.set(callId, error)
+      if (state.running.has(callId) && isGraphBubbleUp(error)) state.thrown.set(callId, error)
     })
-    BUBBLES.set(tm, map)
-    bubbles = map
+    BUBBLES.set(tm, state)
+    bubbles = state
   }
   return bubbles
+}
+
+/** Runs `run` as call `callId`, and what a tool body threw to bubble up, if it did. */
+async function watched<T>(tm: ToolManager, callId: string, run: () => Promise<T>): Promise<{ readonly value: T; readonly bubble?: { readonly error: unknown } }> {
+  const bubbles = bubblesOf(tm)
+  bubbles.running.add(callId)
+  bubbles.thrown.delete(callId)
+  try {
+    const value = await run()
+    return bubbles.thrown.has(callId) ? { value, bubble: { error: bubbles.thrown.get(callId) } } : { value }
+  } finally {
+    bubbles.running.delete(callId)
+    bubbles.thrown.delete(callId)
+  }
 }
 
 /** A permissive schema LangChain validates against while toolwire does the validating (not frozen: LangChain's validator caches its base URI in it). */
@@ -105,12 +132,12 @@ export class ToolwireTool extends StructuredTool {
   constructor(
     private readonly tm: ToolManager,
     private readonly listed: ListedTool,
+    private readonly media: MediaMode = 'parts',
   ) {
     super()
     this.name = listed.name
     this.description = listed.description ?? ''
     this.#schema = listed.inputSchema
-    bubblesOf(tm)
     // StructuredTool.call validates against `schema` before its first await: the bypass covers exactly that
     const call = this.call.bind(this)
     this.call = ((...args: Parameters<typeof call>) => {
@@ -130,29 +157,33 @@ export class ToolwireTool extends StructuredTool {
   protected async _call(input: unknown, _runManager?: unknown, config?: ToolRunnableConfig): Promise<ToolMessage | LangChainToolContent> {
     const toolCallId = config?.toolCall?.id
     const callId = toolCallId ?? freshCallId('langchain')
-    const view = await runCall(this.tm, this.listed, { input }, callId, config?.signal)
-    const bubbles = BUBBLES.get(this.tm)
-    if (bubbles?.has(callId)) {
-      const error = bubbles.get(callId)
-      bubbles.delete(callId)
-      throw error
-    }
-    return toolCallId === undefined ? toLangChainContent(view) : toToolMessage(view, toolCallId, this.name)
+    const { value: view, bubble } = await watched(this.tm, callId, () => runCall(this.tm, this.listed, { input }, callId, config?.signal))
+    if (bubble !== undefined) throw bubble.error
+    const options = { media: this.media }
+    return toolCallId === undefined ? toLangChainContent(view, options) : toToolMessage(view, toolCallId, this.name, options)
   }
 }
 
 /**
  * Answers the confirmation a tool message holds (its artifact is a `needs_confirmation`
  * view): approving runs the call once, denying refuses it. Returns the `ToolMessage` that
- * replaces it, for the same tool call.
+ * replaces it, for the same tool call and with the same `id`, so LangGraph's messages reducer
+ * replaces the waiting message rather than adding a second answer to the tool call.
  *
  * @example
  * const answered = await answerConfirmation(tm, toolMessage, { approve: true })
  */
-export async function answerConfirmation(tm: ToolManager, message: ToolMessage, decision: { readonly approve: boolean }): Promise<ToolMessage> {
+export async function answerConfirmation(
+  tm: ToolManager,
+  message: ToolMessage,
+  decision: { readonly approve: boolean },
+  options: { readonly media?: MediaMode } = {},
+): Promise<ToolMessage> {
   const view = message.artifact as CallResult | undefined
   if (view?.status !== 'needs_confirmation') throw new TypeError('toolwire: the tool message holds no confirmation')
-  return toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name)
+  const answered = toToolMessage(await tm.confirm(view.confirmId, decision), message.tool_call_id, message.name, options)
+  if (message.id !== undefined) answered.id = message.id
+  return answered
 }
 
 /**
@@ -163,5 +194,5 @@ export async function answerConfirmation(tm: ToolManager, message: ToolMessage, 
  * const model = chatModel.bindTools(langchainTools(tm))
  */
 export function langchainTools(tm: ToolManager, options: LangChainToolsOptions = {}): ToolwireTool[] {
-  return listedTools(tm, options.only).map((listed) => new ToolwireTool(tm, listed))
+  return listedTools(tm, options.only).map((listed) => new ToolwireTool(tm, listed, options.media))
 }

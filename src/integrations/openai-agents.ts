@@ -23,16 +23,27 @@ import { getCurrentSpan, tool as agentsTool, type FunctionTool } from '@openai/a
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { toOpenAIResponses, type OpenAIResponsesOutputItem } from '../render/openai.js'
-import { approvalNeeded, freshCallId, listedTools, runCall, type ListedTool } from './shared.js'
-import { objectSchema } from './providers/declare.js'
+import { renderParts, sourceOf, statedText, wireText } from '../render/model.js'
+import { approvalNeeded, freshCallId, listedTools, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+import { objectSchema, strictParameters } from './providers/declare.js'
+import { strictArguments, strictForm } from './providers/strict.js'
 
 export { denyApproval, pendingApproval } from './shared.js'
-export type { PendingApproval } from './shared.js'
+export type { HeldCallMatch, MediaMode, PendingApproval } from './shared.js'
 
 /** Options of `openaiAgentTools`. */
 export interface OpenAIAgentToolsOptions {
   /** Only these tools (default: every tool registered now). */
   readonly only?: readonly string[]
+  /** `'text'` for a Chat Completions model (`OpenAIChatCompletionsModel`, which drops media from a tool output without a word); default `'parts'`. */
+  readonly media?: MediaMode
+  /**
+   * Declare the tools in strict mode (what the SDK's own `tool()` does by default), each schema
+   * in strict form (`toOpenAIStrictSchema`: optional properties nullable; a `null` the model sends
+   * for one is left out before toolwire validates). Throws a `StrictSchemaError` naming the tool
+   * when a schema has no strict form. Default `false`: toolwire validates every input anyway.
+   */
+  readonly strict?: boolean
 }
 
 /** One structured output item of a function tool, in the SDK's shapes. */
@@ -63,9 +74,15 @@ function agentsItem(item: OpenAIResponsesOutputItem): AgentsToolOutputItem {
 
 /**
  * What the model reads of an application view, as a function tool's output: the output of
- * toolwire's Responses adapter (`toOpenAIResponses`) in the SDK's structured shapes.
+ * toolwire's Responses adapter (`toOpenAIResponses`) in the SDK's structured shapes; with
+ * `media: 'text'`, its text alone, each part named in a note.
  */
-export function toAgentsOutput(view: CallResult<unknown>, callId = ''): AgentsToolOutput {
+export function toAgentsOutput(view: CallResult<unknown>, callId = '', options: { readonly media?: MediaMode } = {}): AgentsToolOutput {
+  if (options.media === 'text') {
+    // the Responses text, every part named in a note instead of carried
+    const source = sourceOf(view)
+    return statedText(source, wireText(source, renderParts(source, TEXT_ONLY_WIRE, () => undefined).notes))
+  }
   const { output } = toOpenAIResponses(view, { callId })
   return typeof output === 'string' ? output : output.map(agentsItem)
 }
@@ -86,28 +103,28 @@ function staticNoApproval(): FunctionTool['needsApproval'] {
 /** The most views waiting for the SDK's custom-data step per tool (the oldest go first). */
 const VIEW_LIMIT = 1000
 
-function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
+function agentTool(tm: ToolManager, listed: ListedTool, media: MediaMode, strict: boolean): FunctionTool {
   const views = new Map<string, CallResult>()
-  // the declaration every provider helper gives: an object schema without `$schema`
-  const schema = objectSchema(listed.inputSchema as Parameters<typeof objectSchema>[0]) as FunctionTool['parameters']
+  // the declaration every provider helper gives: an object schema without `$schema` (in strict form when asked)
+  const schema = (strict ? strictParameters(listed) : objectSchema(listed.inputSchema)) as FunctionTool['parameters']
+  const form = strict ? strictForm(listed.inputSchema) : undefined
   return {
     type: 'function',
     name: listed.name,
     description: listed.description ?? '',
-    // toolwire's schemas need not meet strict mode's rules; toolwire validates every input
     parameters: schema,
-    strict: false,
+    strict,
     invoke: async (_runContext, input, details) => {
       const callId = details?.toolCall?.callId ?? freshCallId('agents')
-      const view = await runCall(tm, listed, { args: input }, callId, details?.signal)
+      const view = await runCall(tm, listed, { args: form === undefined ? input : strictArguments(form, input) }, callId, details?.signal)
       if (view.status !== 'ok') getCurrentSpan()?.setError({ message: 'Error running tool (non-fatal)', data: { tool_name: listed.name, status: view.status } })
       views.set(callId, view)
       if (views.size > VIEW_LIMIT) views.delete(views.keys().next().value as string)
-      return toAgentsOutput(view, callId)
+      return toAgentsOutput(view, callId, { media })
     },
     needsApproval:
       listed.needsConfirmation === true
-        ? async (_runContext, input, callId) => approvalNeeded(tm, listed, input, callId ?? freshCallId('agents'))
+        ? async (_runContext, input, callId) => approvalNeeded(tm, listed, form === undefined ? input : form.toToolInput(input), callId ?? freshCallId('agents'))
         : staticNoApproval(),
     isEnabled: async () => true,
     customDataExtractor: ({ toolCall }) => {
@@ -127,5 +144,5 @@ function agentTool(tm: ToolManager, listed: ListedTool): FunctionTool {
  * const agent = new Agent({ name: 'Assistant', instructions: '…', tools: openaiAgentTools(tm) })
  */
 export function openaiAgentTools(tm: ToolManager, options: OpenAIAgentToolsOptions = {}): FunctionTool[] {
-  return listedTools(tm, options.only).map((listed) => agentTool(tm, listed))
+  return listedTools(tm, options.only).map((listed) => agentTool(tm, listed, options.media ?? 'parts', options.strict === true))
 }

@@ -4,7 +4,7 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import type OpenAI from 'openai'
 import { ToolManager } from '../../src/index.js'
-import { runAnthropic, runGemini, runOpenAIChat, runOpenAIResponses } from '../../src/integrations/providers/index.js'
+import { openAIResponsesTools, runAnthropic, runGemini, runOpenAIChat, runOpenAIResponses } from '../../src/integrations/providers/index.js'
 
 const tm = new ToolManager()
 
@@ -19,4 +19,12 @@ export async function sdkTypes(message: Anthropic.Message, chat: OpenAI.Chat.Cha
   await runAnthropic(tm, message)
   await runOpenAIChat(tm, chat)
   await runOpenAIResponses(tm, response)
+}
+
+// docs/providers.md's Responses line, under the openai SDK's types: with `previous_response_id` no cast is needed;
+// keeping the conversation yourself needs one (the SDK does not type every output item as an input item)
+export async function responsesTurn(client: OpenAI, response: OpenAI.Responses.Response): Promise<unknown[]> {
+  const next = await client.responses.create({ model: 'gpt-5', tools: openAIResponsesTools(tm), previous_response_id: response.id, input: await runOpenAIResponses(tm, response) })
+  const input: OpenAI.Responses.ResponseInput = [...(response.output as OpenAI.Responses.ResponseInputItem[]), ...(await runOpenAIResponses(tm, response))]
+  return [next, input]
 }

@@ -4,6 +4,7 @@
  */
 import type { ToolManager } from '../../runtime/manager.js'
 import type { JsonSchema, ToolManifestEntry } from '../../runtime/tool.js'
+import { StrictSchemaError, strictForm } from './strict.js'
 
 /** The part of a `ToolManager` a declaration helper uses. */
 export type ToolDeclarer = Pick<ToolManager, 'manifest'>
@@ -14,7 +15,7 @@ export type JsonSchemaObject = { [key: string]: unknown }
 /** A Chat Completions function tool (the SDK's `ChatCompletionFunctionTool`). */
 export interface OpenAIChatTool {
   readonly type: 'function'
-  readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchemaObject }
+  readonly function: { readonly name: string; readonly description?: string; readonly parameters: JsonSchemaObject; readonly strict?: boolean }
 }
 
 /** A Responses API function tool (the SDK's `FunctionTool`). */
@@ -23,7 +24,7 @@ export interface OpenAIResponsesTool {
   readonly name: string
   readonly description?: string
   readonly parameters: JsonSchemaObject
-  readonly strict: false
+  readonly strict: boolean
 }
 
 /** An Anthropic client tool (the SDK's `Tool`). */
@@ -56,6 +57,13 @@ export function objectSchema(schema: JsonSchema): JsonSchemaObject {
 export interface DeclareOptions {
   /** Declare only these tools (by name, in the manager's order); default: every registered tool. */
   readonly only?: readonly string[]
+  /**
+   * OpenAI helpers only: declare the tools in strict mode (`strict: true`), each schema in the
+   * form strict mode accepts (`toOpenAIStrictSchema`: optional properties become nullable).
+   * Run the calls with the runner's `strict: true` so the `null`s go back to absent. Throws a
+   * `StrictSchemaError` naming the tool when a schema has no strict form.
+   */
+  readonly strict?: boolean
 }
 
 function entries(tm: ToolDeclarer, options: DeclareOptions | undefined): readonly ToolManifestEntry[] {
@@ -70,14 +78,29 @@ function described(entry: ToolManifestEntry): { readonly description?: string } 
   return entry.description === undefined ? {} : { description: entry.description }
 }
 
-/** The tools as Chat Completions `tools`. */
-export function openAIChatTools(tm: ToolDeclarer, options?: DeclareOptions): OpenAIChatTool[] {
-  return entries(tm, options).map((e) => ({ type: 'function', function: { name: e.name, ...described(e), parameters: objectSchema(e.inputSchema) } }))
+/** The tool's schema in strict form; a schema without one throws, naming the tool. @internal */
+export function strictParameters(entry: ToolManifestEntry): JsonSchemaObject {
+  try {
+    return strictForm(entry.inputSchema).schema
+  } catch (error) {
+    if (error instanceof StrictSchemaError) throw new StrictSchemaError(`toolwire: tool ${JSON.stringify(entry.name)} cannot be declared strict: ${error.message}`)
+    throw error
+  }
 }
 
-/** The tools as Responses API `tools` (not strict: toolwire validates every call). */
+/** The tools as Chat Completions `tools` (with `strict: true`, in strict mode). */
+export function openAIChatTools(tm: ToolDeclarer, options?: DeclareOptions): OpenAIChatTool[] {
+  const strict = options?.strict === true
+  return entries(tm, options).map((e) => ({
+    type: 'function',
+    function: strict ? { name: e.name, ...described(e), parameters: strictParameters(e), strict: true } : { name: e.name, ...described(e), parameters: objectSchema(e.inputSchema) },
+  }))
+}
+
+/** The tools as Responses API `tools`: `strict: false` (toolwire validates every call), or with `strict: true` in strict mode. */
 export function openAIResponsesTools(tm: ToolDeclarer, options?: DeclareOptions): OpenAIResponsesTool[] {
-  return entries(tm, options).map((e) => ({ type: 'function', name: e.name, ...described(e), parameters: objectSchema(e.inputSchema), strict: false }))
+  const strict = options?.strict === true
+  return entries(tm, options).map((e) => ({ type: 'function', name: e.name, ...described(e), parameters: strict ? strictParameters(e) : objectSchema(e.inputSchema), strict }))
 }
 
 /** The tools as Anthropic `tools`. */

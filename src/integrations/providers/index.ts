@@ -27,4 +27,5 @@ export type {
   OpenAIResponsesTool,
   ToolDeclarer,
 } from './declare.js'
+export { StrictSchemaError, toOpenAIStrictSchema } from './strict.js'
 export type { ConfirmationRequest, ProviderMessages, RunToolCallsOptions, ToolRunner } from './run.js'

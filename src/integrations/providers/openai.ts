@@ -10,6 +10,27 @@ import type {
   OpenAIResponsesFunctionCallOutput,
 } from '../../render/openai.js'
 import { field, idOf, isList, listOf, runCalls, unreadableCall, unusableId, withResults, type ProviderCall, type ProviderMessages, type RunToolCallsOptions, type ToolRunner } from './run.js'
+import { strictArguments, strictForm, type StrictForm } from './strict.js'
+
+/** With `strict`, each strict tool's way back from strict arguments, by name (a tool whose schema has no strict form was not declared strict). */
+function strictForms(tm: ToolRunner, options: RunToolCallsOptions | undefined): ReadonlyMap<string, StrictForm> | undefined {
+  if (options?.strict !== true || tm.manifest === undefined) return undefined
+  const forms = new Map<string, StrictForm>()
+  for (const entry of tm.manifest()) {
+    try {
+      forms.set(entry.name, strictForm(entry.inputSchema))
+    } catch {
+      // not declarable strict: its calls are taken as sent
+    }
+  }
+  return forms
+}
+
+/** The argument text of a call, a strict call's `null`s for optional properties left out. */
+function argumentsOf(forms: ReadonlyMap<string, StrictForm> | undefined, name: unknown, args: unknown): unknown {
+  const form = typeof name === 'string' ? forms?.get(name) : undefined
+  return form !== undefined && typeof args === 'string' ? strictArguments(form, args) : args
+}
 
 /** A Chat Completions function tool call, as the SDK's `ChatCompletionMessageToolCall` has it. */
 export interface OpenAIChatToolCallLike {
@@ -46,6 +67,7 @@ export async function runOpenAIChat<M extends OpenAIChatCallsLike>(
   message: M,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIChatRunMessage>> {
+  const forms = strictForms(tm, options)
   const list = isList(message) ? listOf(message) : listOf(field(message, 'tool_calls'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
@@ -56,7 +78,8 @@ export async function runOpenAIChat<M extends OpenAIChatCallsLike>(
     // every function call is answered: one without a usable id, or whose `function` cannot be read, is refused, not run
     const id = idOf(field(item, 'id'))
     const refusal = id === undefined ? unusableId : typeof fn !== 'object' || fn === null ? unreadableCall : undefined
-    calls.push({ id: id ?? '', call: { id, name: field(fn, 'name'), args: { text: field(fn, 'arguments') }, ...(refusal === undefined ? {} : { refusal }) } })
+    const name = field(fn, 'name')
+    calls.push({ id: id ?? '', call: { id, name, args: { text: argumentsOf(forms, name, field(fn, 'arguments')) }, ...(refusal === undefined ? {} : { refusal }) } })
   }
   const results = await runCalls(tm, calls.map((c) => c.call), options)
   const tools: OpenAIChatRunMessage[] = []
@@ -99,13 +122,15 @@ export async function runOpenAIResponses<R extends OpenAIResponsesCallsLike>(
   response: R,
   options?: RunToolCallsOptions,
 ): Promise<ProviderMessages<OpenAIResponsesFunctionCallOutput>> {
+  const forms = strictForms(tm, options)
   const list = isList(response) ? listOf(response) : listOf(field(response, 'output'))
   const calls: { call: ProviderCall; id: string }[] = []
   for (const item of list) {
     if (field(item, 'type') !== 'function_call') continue
     // every function_call is answered: one without a usable `call_id` is refused, not run
     const id = idOf(field(item, 'call_id'))
-    calls.push({ id: id ?? '', call: { id, name: field(item, 'name'), args: { text: field(item, 'arguments') }, ...(id === undefined ? { refusal: unusableId } : {}) } })
+    const name = field(item, 'name')
+    calls.push({ id: id ?? '', call: { id, name, args: { text: argumentsOf(forms, name, field(item, 'arguments')) }, ...(id === undefined ? { refusal: unusableId } : {}) } })
   }
   const results = await runCalls(tm, calls.map((c) => c.call), options)
   return withResults(

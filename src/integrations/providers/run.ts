@@ -8,8 +8,8 @@ import { viewOf, type CallResult } from '../../core/view.js'
 import { refusalError, ToolResult } from '../../core/result.js'
 import { REFUSALS, UNUSABLE_CALL_ID } from '../../core/texts.js'
 
-/** The part of a `ToolManager` a runner uses. */
-export type ToolRunner = Pick<ToolManager, 'callMany' | 'confirm'>
+/** The part of a `ToolManager` a runner uses (`manifest` for the `strict` option). */
+export type ToolRunner = Pick<ToolManager, 'callMany' | 'confirm'> & Partial<Pick<ToolManager, 'manifest'>>
 
 /** A call waiting for the user's approval, as a runner's `confirm` option gets it. */
 export type ConfirmationRequest = Extract<CallResult, { readonly status: 'needs_confirmation' }> & { readonly tool: string }
@@ -27,6 +27,12 @@ export interface RunToolCallsOptions {
    * `results` holds its `confirmId` for the app to confirm later.
    */
   readonly confirm?: (request: ConfirmationRequest) => boolean | Promise<boolean>
+  /**
+   * OpenAI runners: the tools were declared strict (`openAIChatTools(tm, { strict: true })`), so
+   * a `null` for a property the tool has as optional means absent: it is left out before
+   * toolwire validates the call.
+   */
+  readonly strict?: boolean
 }
 
 /**
