@@ -32,7 +32,7 @@ describe('serveHttp refuses malformed options with a TypeError naming the option
     ['sessionIdleMs', [0, -5, NaN, '60000', null]],
     ['sessionUnusedMs', [0, -5, NaN, '60000', null]],
     ['sessionReplayBytes', [-1, 1.5, NaN, Infinity, '4096']],
-    ['confirmPageTtlMs', [0, -1, NaN, TIMER_MAX + 1, Infinity, '600000']],
+    ['confirmPageTtlMs', [-1, NaN, TIMER_MAX + 1, Infinity, '600000']],
     ['confirmOutcomeWaitMs', [-1, NaN, TIMER_MAX + 1, '30000']],
     ['shutdownGraceMs', [-1, NaN, TIMER_MAX + 1, Infinity, '10000']],
     ['port', [-1, 65536, 1.5, NaN, '8808']],

@@ -32,7 +32,6 @@ import {
   isObjectWith,
   isPositiveInteger,
   isPositiveMs,
-  isTimerMs,
   isWaitMs,
   pick,
   type OptionRule,
@@ -189,7 +188,7 @@ const SERVE_HTTP_OPTION_RULES: OptionRules = Object.freeze({
   store: isObjectWith(['close'], 'a ToolStore'),
   // checked by approvalSecretList below, naming the place of a bad entry, never its value
   approvalSecret: { must: 'a string, a Uint8Array or a list of them', ok: () => true },
-  confirmPageTtlMs: isTimerMs,
+  confirmPageTtlMs: isWaitMs,
   confirmOutcomeWaitMs: isWaitMs,
   publicUrl: { must: 'an absolute http(s) URL', ok: isHttpUrl },
   shutdownGraceMs: isWaitMs,

@@ -27,8 +27,6 @@ export const isPositiveInteger = rule('a positive integer', (v) => Number.isSafe
 export const isCount = rule('a non-negative integer', (v) => Number.isSafeInteger(v) && (v as number) >= 0)
 /** A duration compared with the clock, never given to a timer: any positive number (`Infinity`: never). */
 export const isPositiveMs = rule('a positive number of ms', (v) => typeof v === 'number' && v > 0)
-/** A delay given to a timer: positive, and at most what a timer keeps. */
-export const isTimerMs = rule(`a positive number of ms of at most ${MAX_TIMER_MS.toLocaleString('en-US')}`, (v) => typeof v === 'number' && v > 0 && v <= MAX_TIMER_MS)
 /** A delay given to a timer, 0 for none. */
 export const isWaitMs = rule(`a non-negative number of ms of at most ${MAX_TIMER_MS.toLocaleString('en-US')}`, (v) => typeof v === 'number' && v >= 0 && v <= MAX_TIMER_MS)
 
