@@ -4,9 +4,11 @@
  * through {@link redactSecrets}: the `--token`, `TOOLWIRE_TOKEN`, `TOOLWIRE_APPROVAL_SECRET` and
  * `TOOLWIRE_STORE_KEY` values (each entry of a comma-separated list), the password of the
  * addresses given (`--store`, `TOOLWIRE_STORE`, `--http`, `--public-url`: a URL's, raw and
- * decoded, and a `password=` parameter's), and the user and password part of any URL are
+ * decoded, and every `password=` parameter's, quoted or not: see core/passwords.ts), and the user and password part of any URL are
  * replaced by `***`.
  */
+
+import { passwordsOf } from './core/passwords.js'
 
 /** The options and environment variables whose whole value is a secret. */
 const SECRET_OPTIONS = ['--token'] as const
@@ -32,23 +34,6 @@ function optionValues(argv: readonly string[], name: string): string[] {
 /** A secret value: whole, and each entry of a comma-separated list. */
 function entriesOf(value: string): string[] {
   return [value, ...value.split(',').map((s) => s.trim())]
-}
-
-/** The password an address holds (a URL's, or a `password=` parameter's), raw and decoded. */
-function passwordsOf(value: string): string[] {
-  const parts: string[] = []
-  const add = (text: string | null | undefined): void => {
-    if (text === null || text === undefined || text === '') return
-    parts.push(text)
-    try {
-      parts.push(decodeURIComponent(text))
-    } catch {
-      // not percent-encoded: the raw form is enough
-    }
-  }
-  add(/^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@]*)@/i.exec(value)?.[1])
-  add(/(?:^|[\s?&])password=([^&\s]*)/i.exec(value)?.[1])
-  return parts
 }
 
 /** Every secret the command was given, longest first (so that a secret inside another is not left half shown). */

@@ -389,6 +389,20 @@ function parseListen(value: string): { host: string; port: number } {
   return { host, port }
 }
 
+/** A `serveHttp` option it refused (`must`: what it must be), told as the flag or environment variable that gave it. */
+function refusedFlag(option: string, must: string, tokenFlag: boolean): string {
+  switch (option) {
+    case 'token':
+      return `${tokenFlag ? '--token' : 'TOOLWIRE_TOKEN'} ${must}`
+    case 'allowedOrigins':
+      return '--allow-origin takes an origin: scheme://host[:port], nothing after'
+    case 'publicUrl':
+      return `--public-url ${must}`
+    default:
+      return `the serveHttp option ${option} ${must}`
+  }
+}
+
 async function serveOverHttp(
   rt: Runtime,
   tm: ServableManager,
@@ -416,6 +430,9 @@ async function serveOverHttp(
       onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
     })
   } catch (err) {
+    // an option serveHttp refuses (its TypeError names it, never its value) is told as the flag or variable that gave it
+    const refused = err instanceof TypeError ? /^toolwire: serveHttp\(\) option (\w+) (must be .*)$/.exec(err.message) : null
+    if (refused !== null) throw new UsageError(refusedFlag(refused[1]!, refused[2]!, p.token !== undefined))
     throw new UsageError(`cannot listen on ${p.http}: ${(err as Error).message}`)
   }
   const mode = p.stateless ? 'stateless' : 'sessions'

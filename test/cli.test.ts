@@ -140,6 +140,33 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
     expect(results[0]!.err).toContain('postgresql+asyncpg')
   }, 60_000)
 
+  it('a --token or TOOLWIRE_TOKEN serveHttp refuses (empty, with a space), a bad --allow-origin or --public-url: usage errors naming the flag, never the token', async () => {
+    const TOKEN = 'tok en-n0t-for-stderr'
+    const cases: { args: string[]; env?: Record<string, string>; says: string }[] = [
+      { args: ['serve', '--http', '0', '--token', ''], says: '--token must be a non-empty string of visible ASCII characters without spaces' },
+      { args: ['serve', '--http', '0', '--token', TOKEN], says: '--token must be a non-empty string' },
+      { args: ['serve', '--http', '0'], env: { TOOLWIRE_TOKEN: TOKEN }, says: 'TOOLWIRE_TOKEN must be a non-empty string' },
+      { args: ['serve', '--http', '0', '--allow-origin', 'app.example'], says: '--allow-origin takes an origin' },
+      { args: ['serve', '--http', '0', '--public-url', 'http://a b/'], says: '--public-url must be an absolute http(s) URL' },
+    ]
+    const results = await Promise.all(
+      cases.map(
+        ({ args, env }) =>
+          new Promise<{ code: number | null; err: string }>((resolve) => {
+            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: '', ...env } }, (_e, _out, stderr) =>
+              resolve({ code: child.exitCode, err: stderr }),
+            )
+          }),
+      ),
+    )
+    results.forEach((r, i) => {
+      expect(r.code, JSON.stringify(cases[i]!.args)).toBe(64)
+      expect(r.err).toContain(`toolwire: ${cases[i]!.says}`)
+      expect(r.err).not.toContain('n0t-for-stderr')
+      expect(r.err).not.toContain('cannot listen')
+    })
+  }, 60_000)
+
   it('redactSecrets: the token, each listed secret, an address password (URL or password=), any URL user part', () => {
     const secrets = givenSecrets(['serve', '--token=tok-123456', '--store', 'host=db password=kw-secret'], {
       TOOLWIRE_APPROVAL_SECRET: 'new-approval-secret, old-approval-secret',

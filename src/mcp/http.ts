@@ -21,7 +21,22 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
-import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, type McpServerOptions } from './server.js'
+import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import {
+  checkOptions,
+  isBoolean,
+  isCount,
+  isFunction,
+  isListOf,
+  isNonEmptyString,
+  isObjectWith,
+  isPositiveInteger,
+  isPositiveMs,
+  isWaitMs,
+  pick,
+  type OptionRule,
+  type OptionRules,
+} from './options.js'
 import { closeUnfinished, readBody } from './body.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
@@ -129,6 +144,55 @@ export interface ServeHttpOptions extends McpServerOptions {
    */
   readonly shutdownGraceMs?: number
 }
+
+/** An absolute http(s) URL. */
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false
+  try {
+    const u = new URL(value)
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.host !== ''
+  } catch {
+    return false
+  }
+}
+
+/** An origin as a browser sends it: `scheme://host[:port]`, nothing after (a trailing `/` is tolerated). */
+function isOrigin(value: unknown): boolean {
+  if (typeof value !== 'string' || !isHttpUrl(value)) return false
+  return new URL(value).origin === value.replace(/\/+$/, '').toLowerCase()
+}
+
+const isOriginRule: OptionRule = { ok: isOrigin, must: 'an origin' }
+
+/** What each of `ServeHttpOptions` must be (any other key is refused; a token is never shown). */
+const SERVE_HTTP_OPTION_RULES: OptionRules = Object.freeze({
+  ...MCP_SERVER_OPTION_RULES,
+  host: isNonEmptyString,
+  port: { must: 'an integer from 0 to 65535', ok: (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 },
+  path: { must: 'a path starting with "/", without spaces, "?" or "#"', ok: (v) => typeof v === 'string' && /^\/[^\s?#]*$/.test(v) },
+  stateless: isBoolean,
+  // what a client can send back after "Bearer ": one word of visible ASCII
+  token: { must: 'a non-empty string of visible ASCII characters without spaces', ok: (v) => typeof v === 'string' && /^[\x21-\x7e]+$/.test(v) },
+  metricsPublic: isBoolean,
+  allowedOrigins: isListOf(isOriginRule, 'a list of origins (scheme://host[:port])'),
+  allowedHosts: isListOf(isNonEmptyString, 'a list of non-empty host names'),
+  maxBodyBytes: isPositiveInteger,
+  sessionIdleMs: isPositiveMs,
+  sessionUnusedMs: isPositiveMs,
+  maxSessions: isPositiveInteger,
+  maxSessionsPerClient: isPositiveInteger,
+  sessionReplayBytes: isCount,
+  metrics: isFunction,
+  onError: isFunction,
+  confirmPage: isBoolean,
+  store: isObjectWith(['close'], 'a ToolStore'),
+  // checked by approvalSecretList below, naming the place of a bad entry, never its value
+  approvalSecret: { must: 'a string, a Uint8Array or a list of them', ok: () => true },
+  confirmPageTtlMs: isWaitMs,
+  confirmOutcomeWaitMs: isWaitMs,
+  publicUrl: { must: 'an absolute http(s) URL', ok: isHttpUrl },
+  shutdownGraceMs: isWaitMs,
+})
 
 /** A running `serveHttp`. */
 export interface HttpMcpServer {
@@ -246,6 +310,7 @@ function writeWideIds(transport: StreamableHTTPServerTransport, ids: WideIds, on
  * console.log(served.url) // http://127.0.0.1:8808/mcp
  */
 export async function serveHttp(tm: ServableManager, options: ServeHttpOptions = {}): Promise<HttpMcpServer> {
+  checkOptions('serveHttp', options, SERVE_HTTP_OPTION_RULES)
   const host = options.host ?? '127.0.0.1'
   const path = options.path ?? '/mcp'
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
@@ -253,7 +318,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
   const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
-  const tokenDigest = options.token === undefined || options.token === '' ? undefined : digest(options.token)
+  const tokenDigest = options.token === undefined ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => hostNameOf(h)))
   const checkHost = loopbackBound || options.allowedHosts !== undefined
@@ -299,9 +364,9 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   }
   const serverOptions: McpServerOptions =
     pages === undefined
-      ? options
+      ? pick(options, MCP_SERVER_OPTION_RULES)
       : {
-          ...options,
+          ...pick(options, MCP_SERVER_OPTION_RULES),
           confirmationLink: (input) => {
             const path = pages.open(input)
             return { url: `${publicBase}${path}`, decided: (signal) => pages.decided(path, signal) }

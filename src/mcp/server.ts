@@ -38,6 +38,7 @@ import {
 import { toolwireVersion } from './module.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
+import { checkOptions, isBoolean, isFunction, isOneOf, isString, type OptionRules } from './options.js'
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -110,6 +111,16 @@ export interface McpServerOptions {
    */
   readonly confirmationLinkInText?: boolean
 }
+
+/** What each of `McpServerOptions` must be (any other key is refused). @internal */
+export const MCP_SERVER_OPTION_RULES: OptionRules = Object.freeze({
+  name: isString,
+  version: isString,
+  instructions: isString,
+  confirmations: isOneOf(['elicit', 'refuse']),
+  confirmationLink: isFunction,
+  confirmationLinkInText: isBoolean,
+})
 
 /** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
 export interface ConfirmationLink {
@@ -283,6 +294,7 @@ function checkedResult(result: CallToolResult): CallToolResult {
  * - Every result carries `_meta["toolwire/callId"]`.
  */
 export function createMcpServer(tm: ServableManager, options: McpServerOptions = {}): Server {
+  checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
   const server = new Server(
     { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() },
     {

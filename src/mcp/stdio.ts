@@ -8,7 +8,8 @@ import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
-import { createMcpServer, frameValueLimit, MCP_FRAME_MAX_VALUES, type McpServerOptions } from './server.js'
+import { createMcpServer, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { checkOptions, isFunction, isObjectWith, isPositiveInteger, isWaitMs, pick, type OptionRules } from './options.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
 function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
@@ -35,6 +36,13 @@ export interface StdioLineTransportOptions {
    */
   readonly drainTimeoutMs?: number
 }
+
+/** What each of `StdioLineTransportOptions` must be (any other key is refused). */
+const STDIO_TRANSPORT_OPTION_RULES: OptionRules = Object.freeze({
+  maxLineBytes: isPositiveInteger,
+  maxLineValues: isPositiveInteger,
+  drainTimeoutMs: isWaitMs,
+})
 
 /**
  * A newline-delimited JSON-RPC transport over a readable and a writable stream (stdin
@@ -77,6 +85,7 @@ export class StdioLineTransport implements Transport {
     private readonly output: NodeJS.WritableStream = process.stdout,
     options: StdioLineTransportOptions = {},
   ) {
+    checkOptions('StdioLineTransport', options, STDIO_TRANSPORT_OPTION_RULES)
     this.maxLineBytes = options.maxLineBytes ?? 64 * 1024 * 1024
     this.maxLineValues = options.maxLineValues ?? MCP_FRAME_MAX_VALUES
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000
@@ -215,13 +224,26 @@ export interface ServeStdioOptions extends McpServerOptions, StdioLineTransportO
   readonly onError?: (error: Error) => void
 }
 
+/** What each of `ServeStdioOptions` must be (any other key is refused). */
+const SERVE_STDIO_OPTION_RULES: OptionRules = Object.freeze({
+  ...MCP_SERVER_OPTION_RULES,
+  ...STDIO_TRANSPORT_OPTION_RULES,
+  stdin: isObjectWith(['on', 'off', 'pause', 'resume'], 'a readable stream'),
+  stdout: isObjectWith(['write', 'once'], 'a writable stream'),
+  onError: isFunction,
+})
+
 /**
  * Serves `tm` over stdio until the input ends. Resolves `closed` when the connection is
  * closed (in-flight calls are then cancelled).
  */
 export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<{ readonly server: Server; readonly closed: Promise<void> }> {
-  const server = createMcpServer(tm, options)
-  const transport = new StdioLineTransport(options.stdin, options.stdout, { ...options, maxLineValues: options.maxLineValues ?? frameValueLimit(tm) })
+  checkOptions('serveStdio', options, SERVE_STDIO_OPTION_RULES)
+  const server = createMcpServer(tm, pick(options, MCP_SERVER_OPTION_RULES))
+  const transport = new StdioLineTransport(options.stdin, options.stdout, {
+    ...pick(options, STDIO_TRANSPORT_OPTION_RULES),
+    maxLineValues: options.maxLineValues ?? frameValueLimit(tm),
+  })
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve()
   })

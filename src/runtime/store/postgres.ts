@@ -6,6 +6,7 @@
  * never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
+import { passwordsOf } from '../../core/passwords.js'
 import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `pg` query result. */
@@ -122,30 +123,6 @@ function placeOf(connectionString: string): string | undefined {
   } catch {
     return undefined
   }
-}
-
-/** Every text of `connectionString` that could be a password: the URL's, and any `password=` parameter's, raw and decoded. */
-function passwordsOf(connectionString: string): string[] {
-  const found = new Set<string>()
-  const add = (text: string | null | undefined): void => {
-    if (text === null || text === undefined || text.length === 0) return
-    found.add(text)
-    try {
-      found.add(decodeURIComponent(text))
-    } catch {
-      // not percent-encoded text: the raw form is enough
-    }
-  }
-  try {
-    const url = new URL(connectionString)
-    add(url.password)
-    add(url.searchParams.get('password'))
-  } catch {
-    // unparsable: take what sits between the user's colon and the @, and after password=
-  }
-  add(/^[a-z]+:\/\/[^:/@]*:([^@]*)@/i.exec(connectionString)?.[1])
-  add(/[?&]password=([^&]*)/i.exec(connectionString)?.[1])
-  return [...found]
 }
 
 /** `text` with each of `secrets` (and the whole connection string) replaced by `***`. */
