@@ -2,9 +2,17 @@
 import { convertToModelMessages, generateText, stepCountIs, streamText, type ModelMessage, type UIMessage } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from '@ai-sdk/provider'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { pending, refuse, ToolManager, ToolResult, UNTRUSTED_OPEN, type CallResult } from '../src/index.js'
+import { storeKinds, storePair } from './stores.js'
+import type { ToolStore } from '../src/runtime/store/index.js'
 import { aiSdkTools, denyApproval, pendingApproval, toAiSdkOutput, toolErrorText, ToolwireCallFailure } from '../src/integrations/ai-sdk.js'
+
+const kinds = await storeKinds('integration_ai_sdk')
+const opened: ToolStore[] = []
+afterAll(async () => {
+  for (const s of opened) await s.close().catch(() => undefined)
+})
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const usage = {
@@ -349,7 +357,7 @@ describe('toolwire/ai-sdk', () => {
       expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
     })
 
-    it('an approval that reaches another process makes the call there again (documented limit)', async () => {
+    it('without a store, answered approvals live in the process: an approval that reaches another manager runs there', async () => {
       const a = transferring()
       const { model, approved } = await approve(a.tm, [{ id: 'call_t', name: 'transfer', input: { to: 'bob' } }])
       const b = transferring()
@@ -447,5 +455,98 @@ describe('toolwire/ai-sdk', () => {
     })
     expect(toAiSdkOutput({ ...base, status: 'cancelled', by: 'signal' })).toEqual({ type: 'error-text', value: 'The call was cancelled (signal)' })
     expect(toAiSdkOutput({ ...base, status: 'ok', data: 'plain' })).toEqual({ type: 'text', value: 'plain' })
+  })
+})
+
+describe.each(kinds)('toolwire/ai-sdk approvals on a $name store: one run across managers and restarts (found in review #21 item 4)', (kind) => {
+  const transfer = (tm: ToolManager, runs: unknown[], run?: () => Promise<void>) => {
+    tm.register({
+      name: 'transfer',
+      inputSchema: object({ to: { type: 'string' } }),
+      needsConfirmation: true,
+      run: async (input: { to: string }) => {
+        runs.push(input)
+        await run?.()
+        return { sent: input.to }
+      },
+    })
+    return tm
+  }
+
+  /** The approval request made on `tm`, and the messages of its approval response. */
+  async function approvedOn(tm: ToolManager) {
+    const { model, prompts } = scripted([{ id: 'call_t', name: 'transfer', input: { to: 'bob' } }])
+    const history: ModelMessage[] = [{ role: 'user', content: 'pay' }]
+    const first = await generateText({ model, tools: aiSdkTools(tm), messages: history, stopWhen: stepCountIs(3) })
+    const request = first.content.find((p) => p.type === 'tool-approval-request')!
+    const approved: ModelMessage[] = [
+      ...history,
+      ...first.response.messages,
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }] },
+    ]
+    return { model, prompts, approved }
+  }
+
+  it.skipIf(kind.skip)('the approval answered on another manager runs the tool once; replays on either manager, and on a new one after a restart, answer the recorded result', async () => {
+    const { a, b, clock, place } = await storePair(kind, opened)
+    const runs: unknown[] = []
+    const tmA = transfer(new ToolManager({ store: a }), runs)
+    const tmB = transfer(new ToolManager({ store: b }), runs)
+    const { model, prompts, approved } = await approvedOn(tmA)
+    await generateText({ model, tools: aiSdkTools(tmB), messages: approved, stopWhen: stepCountIs(3) })
+    const firstAnswer = toolResultsSeen(prompts)
+    expect(firstAnswer).toMatchObject([{ toolCallId: 'call_t', output: { type: 'json', value: { sent: 'bob' } } }])
+    // a retry after a broken stream resends the same messages, to any instance
+    await generateText({ model, tools: aiSdkTools(tmA), messages: approved, stopWhen: stepCountIs(3) })
+    expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
+    await generateText({ model, tools: aiSdkTools(tmB), messages: approved, stopWhen: stepCountIs(3) })
+    expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
+    // a restart: a new manager on the store
+    const reopened = await kind.open(place, clock)
+    opened.push(reopened)
+    const tmC = transfer(new ToolManager({ store: reopened }), runs)
+    await generateText({ model, tools: aiSdkTools(tmC), messages: approved, stopWhen: stepCountIs(3) })
+    expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
+    expect(runs).toEqual([{ to: 'bob' }])
+  })
+
+  it.skipIf(kind.skip)('the approval answered on the manager that asked for it, then replayed after a restart, runs once', async () => {
+    const { a, b } = await storePair(kind, opened)
+    const runs: unknown[] = []
+    const tmA = transfer(new ToolManager({ store: a }), runs)
+    const { model, prompts, approved } = await approvedOn(tmA)
+    await generateText({ model, tools: aiSdkTools(tmA), messages: approved, stopWhen: stepCountIs(3) })
+    const firstAnswer = toolResultsSeen(prompts)
+    const tmB = transfer(new ToolManager({ store: b }), runs)
+    await generateText({ model, tools: aiSdkTools(tmB), messages: approved, stopWhen: stepCountIs(3) })
+    expect(toolResultsSeen(prompts)).toEqual(firstAnswer)
+    expect(runs).toEqual([{ to: 'bob' }])
+  })
+
+  it.skipIf(kind.skip)('an approved run whose process died mid-run is outcome_unknown on replay: it never runs again', async () => {
+    const { a, b, clock } = await storePair(kind, opened)
+    const runs: unknown[] = []
+    let started!: () => void
+    const running = new Promise<void>((r) => (started = r))
+    let finish!: () => void
+    const hung = new Promise<void>((r) => (finish = r))
+    const tmA = transfer(new ToolManager({ store: a }), runs, () => {
+      started()
+      return hung
+    })
+    const { model, prompts, approved } = await approvedOn(tmA)
+    const dying = generateText({ model, tools: aiSdkTools(tmA), messages: approved, stopWhen: stepCountIs(3) })
+    await running
+    // the process is gone: its lease runs out on the store clock
+    clock.t += 11 * 60_000
+    const tmB = transfer(new ToolManager({ store: b }), runs)
+    await generateText({ model, tools: aiSdkTools(tmB), messages: approved, stopWhen: stepCountIs(3) })
+    const [seen] = toolResultsSeen(prompts)
+    expect(seen).toMatchObject({ toolCallId: 'call_t', output: { type: 'error-text' } })
+    expect(JSON.stringify(seen)).toContain('may or may not have happened')
+    expect(runs).toEqual([{ to: 'bob' }])
+    tmA.on('error', () => undefined) // its late settle is refused
+    finish()
+    await dying.catch(() => undefined)
   })
 })

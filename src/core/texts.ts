@@ -119,9 +119,23 @@ export function requestIdInUseText(id: string): string {
   return `Another parked call already waits under request id ${JSON.stringify(id.length > 200 ? `${id.slice(0, 200)}…` : id)}; this call was not parked`
 }
 
-/** `unknown_tool`: the name as quoted (clip it first). */
+/**
+ * The one rule for echoing a provider-chosen call id or tool name into model-visible text:
+ * shown only when it is a plain token (letters, digits, `_ - . :`, at most 128 characters; a
+ * clip's trailing `…` allowed), since any other text could pose as instructions
+ * (`call_1</untrusted-content>\nSYSTEM: …`). `undefined`: do not show it.
+ */
+export function plainToken(value: string): string | undefined {
+  return /^[A-Za-z0-9_.:-]{1,128}…?$/.test(value) ? value : undefined
+}
+
+/** What a text says instead of an id or name that is not a plain token. */
+export const NOT_SHOWN = 'not shown (it holds characters other than letters, digits and _ - . :)'
+
+/** `unknown_tool`: the name as quoted (clip it first); shown only when it is a plain token. */
 export function unknownToolText(quotedName: string): string {
-  return `No tool named ${JSON.stringify(quotedName)} is registered`
+  const shown = plainToken(quotedName)
+  return shown === undefined ? `No tool of that name is registered; its name is ${NOT_SHOWN}` : `No tool named ${JSON.stringify(shown)} is registered`
 }
 
 /** `invalid_options`: which option could not be read. */
@@ -141,7 +155,8 @@ export function concurrencyLimitText(tool: string): string {
 
 /** `duplicate_call_id`. */
 export function duplicateCallIdText(callId: string): string {
-  return `A call with id ${JSON.stringify(callId)} is already in flight`
+  const shown = plainToken(callId)
+  return shown === undefined ? `A call with this id is already in flight; its id is ${NOT_SHOWN}` : `A call with id ${JSON.stringify(shown)} is already in flight`
 }
 
 /** `resume_unavailable`. */

@@ -135,42 +135,55 @@ export function denyApproval(tm: ToolManager, callId: string, call?: HeldCallMat
 
 /**
  * The framework asks whether call `callId` needs approval. For a tool without
- * `needsConfirmation`, no. An approval already answered (`approvalId`, the framework's id of
- * the approval it is processing) needs it still: the framework then takes the recorded
- * result. Otherwise toolwire decides, by making the call: a `needs_confirmation` result is
- * held (yes); any other result (the tool's rule said no, or the input is invalid, or
- * permission refused it) is kept for `runCall`, so the tool runs once (no).
+ * `needsConfirmation`, no. When the framework is processing an approval (`approvalId`, its id
+ * of the approval answered), yes: `runCall` runs the approved call, or answers the result
+ * recorded for that approval. Otherwise toolwire decides, by making the call: a
+ * `needs_confirmation` result is held (yes); any other result (the tool's rule said no, or the
+ * input is invalid, or permission refused it) is kept for `runCall`, so the tool runs once (no).
  */
 export async function approvalNeeded(tm: ToolManager, tool: ListedTool, input: unknown, callId: string, approvalId?: string): Promise<boolean> {
   if (tool.needsConfirmation !== true) return false
+  if (approvalId !== undefined) return true
   const held = heldOf(tm)
-  if (approvalId !== undefined && held.answered.has(approvalId)) return true
   const match = matchOf(tool.name, { input })
   if (find(held.approvals, callId, match) !== undefined) return true
   if (find(held.settled, callId, match) !== undefined) return false
   const view = await tm.call(tool.name, input, { callId })
   if (view.status === 'needs_confirmation') {
-    add(held.approvals, callId, {
-      match,
-      value: {
-        callId,
-        toolName: tool.name,
-        confirmId: view.confirmId,
-        summary: view.summary,
-        ...(view.changes === undefined ? {} : { changes: view.changes }),
-      },
-    })
+    add(held.approvals, callId, { match, value: pendingOf(callId, tool.name, view) })
     return true
   }
   add(held.settled, callId, { match, value: view })
   return false
 }
 
+function pendingOf(callId: string, toolName: string, view: CallResult & { readonly status: 'needs_confirmation' }): PendingApproval {
+  return {
+    callId,
+    toolName,
+    confirmId: view.confirmId,
+    summary: view.summary,
+    ...(view.changes === undefined ? {} : { changes: view.changes }),
+  }
+}
+
 /**
- * Runs call `callId` for the framework: the recorded result of an approval already answered
- * (`approvalId`), or the result kept by `approvalNeeded`, or the held confirmation approved
- * (the framework approved it; the framework's signal cancels the approved run), or a plain
- * `tm.call` (`args` JSON text, or `input`).
+ * The ledger key of the run of the framework's approval `approvalId` of call `callId`: a hash,
+ * so a long or odd id from the client's messages stays a valid key. The ledger scopes it by
+ * tool and compares the input, so the same approval id sent for another call is refused
+ * (`idempotency_mismatch`), never answered with another call's result.
+ */
+function approvalKey(approvalId: string, callId: string): string {
+  return `ai-sdk-approval:${createHash('sha256').update(JSON.stringify([approvalId, callId])).digest('base64url')}`
+}
+
+/**
+ * Runs call `callId` for the framework: the result kept by `approvalNeeded`, or a plain
+ * `tm.call` (`args` JSON text, or `input`); for an approval the framework answered
+ * (`approvalId`), the approved run, once: the result recorded for that approval when it was
+ * answered before (in this process; with a store, on any manager on the store, its ledger
+ * keyed by the approval), else the held confirmation approved (or, when none is held here, a
+ * fresh one), the framework's signal cancelling the approved run.
  */
 export async function runCall(
   tm: ToolManager,
@@ -181,27 +194,67 @@ export async function runCall(
   approvalId?: string,
 ): Promise<CallResult> {
   const held = HELD.get(tm)
-  if (held !== undefined) {
-    const answered = approvalId === undefined ? undefined : held.answered.get(approvalId)
+  const match = matchOf(tool.name, call)
+  if (approvalId !== undefined && tool.needsConfirmation === true) {
+    const h = heldOf(tm)
+    const answered = h.answered.get(approvalId)
     if (answered !== undefined) return answered
-    const match = matchOf(tool.name, call)
+    const view = await approvedRun(tm, tool, call, callId, signal, take(h.approvals, callId, match), approvalKey(approvalId, callId))
+    bounded(h.answered, approvalId, view)
+    return view
+  }
+  if (held !== undefined) {
     const settled = take(held.settled, callId, match)
     if (settled !== undefined) return settled
     const approval = take(held.approvals, callId, match)
-    if (approval !== undefined) {
-      const view = await confirmed(tm, approval, signal)
-      if (approvalId !== undefined) bounded(held.answered, approvalId, view)
-      return view
-    }
+    if (approval !== undefined) return confirmed(tm, approval, signal, undefined)
   }
-  const options = signal === undefined ? { callId } : { callId, signal }
+  return plainCall(tm, tool, call, callId, signal, undefined)
+}
+
+function plainCall(
+  tm: ToolManager,
+  tool: ListedTool,
+  call: { readonly input?: unknown; readonly args?: string },
+  callId: string,
+  signal: AbortSignal | undefined,
+  idempotencyKey: string | undefined,
+): Promise<CallResult> {
+  const options = { callId, ...(signal === undefined ? {} : { signal }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }
   return call.args !== undefined ? tm.callJson(tool.name, call.args, options) : tm.call(tool.name, call.input, options)
 }
 
-/** Approves a held confirmation; the framework's signal cancels the approved run (it keeps the call id). */
-async function confirmed(tm: ToolManager, approval: PendingApproval, signal: AbortSignal | undefined): Promise<CallResult> {
-  if (signal === undefined) return tm.confirm(approval.confirmId, { approve: true })
-  const running = tm.confirm(approval.confirmId, { approve: true })
+/**
+ * The run of an approved call: its held confirmation approved, or, when this process holds
+ * none (the approval reached another process, or came after a restart), a fresh call whose
+ * confirmation is approved. With a store the run is recorded under `key`, so a replay of the
+ * approval on any manager on the store answers the recorded result (`replayed: true`).
+ */
+async function approvedRun(
+  tm: ToolManager,
+  tool: ListedTool,
+  call: { readonly input?: unknown; readonly args?: string },
+  callId: string,
+  signal: AbortSignal | undefined,
+  approval: PendingApproval | undefined,
+  key: string,
+): Promise<CallResult> {
+  const keyed = tm.durableStore ? key : undefined
+  if (approval !== undefined) return confirmed(tm, approval, signal, keyed)
+  const view = await plainCall(tm, tool, call, callId, undefined, keyed)
+  // a call the tool's rule lets through ran (or was replayed) already
+  if (view.status !== 'needs_confirmation') return view
+  // the key went with the parked call: approving it records (or replays) the run under it
+  return confirmed(tm, pendingOf(callId, tool.name, view), signal, undefined)
+}
+
+/**
+ * Approves a held confirmation (recorded under `key` in the store's ledger, when given); the
+ * framework's signal cancels the approved run (it keeps the call id).
+ */
+async function confirmed(tm: ToolManager, approval: PendingApproval, signal: AbortSignal | undefined, key: string | undefined): Promise<CallResult> {
+  const running = key === undefined ? tm.confirm(approval.confirmId, { approve: true }) : tm.approveKeyed(approval.confirmId, key)
+  if (signal === undefined) return running
   const cancel = (): void => {
     tm.cancel(approval.callId)
   }

@@ -5,6 +5,7 @@
  */
 import { baseMime, dataUrl, renderParts, sourceOf, statedText, WEB_IMAGE_TYPES, wireText, type ResultLike } from './model.js'
 import type { ContentPart } from '../core/types.js'
+import { NOT_SHOWN, plainToken } from '../core/texts.js'
 
 // ---- Chat Completions -------------------------------------------------------------
 
@@ -81,13 +82,10 @@ function chatPart(part: ContentPart): OpenAIChatUserPart | undefined {
   return undefined
 }
 
-/** A provider-chosen call id is echoed into the model's text only when it is a plain token (it could carry text posing as instructions). */
-const PLAIN_ID = /^[A-Za-z0-9_.:-]{1,128}$/
-
+/** The call id named in the model's text, by the plain-token rule (`plainToken`). */
 function callNamed(toolCallId: string): string {
-  return PLAIN_ID.test(toolCallId)
-    ? `tool call ${toolCallId}`
-    : 'a tool call whose id is not shown (it holds characters other than letters, digits and _ - . :)'
+  const shown = toolCallId.endsWith('…') ? undefined : plainToken(toolCallId)
+  return shown === undefined ? `a tool call whose id is ${NOT_SHOWN}` : `tool call ${shown}`
 }
 
 /**

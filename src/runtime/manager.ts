@@ -510,6 +510,21 @@ export class ToolManager {
     })
   }
 
+  /** @internal Whether the manager has a store (`new ToolManager({ store })`). */
+  get durableStore(): boolean {
+    return this.durable !== undefined
+  }
+
+  /**
+   * @internal Approves a confirmation through the store, its run recorded in the ledger under
+   * `idempotencyKey` when the call has no key of its own (a framework's approval, keyed by its
+   * approval id: a replay on any manager on the store answers the recorded result). Needs a store.
+   */
+  approveKeyed(confirmId: string, idempotencyKey: string): Promise<CallResult> {
+    if (this.durable === undefined) return this.confirm(confirmId, { approve: true })
+    return this.durable.parking.confirm(confirmId, true, idempotencyKey)
+  }
+
   /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
   resume(requestId: string, answer: unknown): Promise<CallResult> {
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)

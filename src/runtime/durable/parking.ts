@@ -129,8 +129,8 @@ export class Parking {
   }
 
   /** Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation` event. Never rejects. */
-  confirm(confirmId: string, approve: boolean): Promise<CallResult> {
-    return this.answer('confirmation', confirmId, approve, undefined).then(({ view, call }) => {
+  confirm(confirmId: string, approve: boolean, idempotencyKey?: string): Promise<CallResult> {
+    return this.answer('confirmation', confirmId, approve, undefined, idempotencyKey).then(({ view, call }) => {
       if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
       return view
     })
@@ -145,9 +145,10 @@ export class Parking {
    * Approves (runs once) or denies a parked confirmation, or resumes a suspension with
    * `answer`. Of concurrent answers to one id, from any number of managers on the store,
    * exactly one applies; the others are refused `confirmation_used` / `request_used`.
-   * Never rejects.
+   * Never rejects. `idempotencyKey` records the run under that key when the parked call has
+   * none (an integration's approval, keyed by the framework's approval id).
    */
-  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown): Promise<Answered> {
+  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown, idempotencyKey?: string): Promise<Answered> {
     const host = this.ctx.host
     const what = kind === 'confirmation' ? 'confirmation' : 'request'
     /** The call the id names once that is known (a verified token's claims, then the parked call): every refusal carries it. */
@@ -229,7 +230,7 @@ export class Parking {
       }
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey)
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey)
       // before `finish`: whoever sees the call done finds its outcome recorded
       if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {
