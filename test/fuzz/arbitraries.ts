@@ -329,13 +329,19 @@ export const decodeCaseArb: fc.Arbitrary<DecodeCase> = fc.oneof(
 
 // ------------------------------------------------------------------ MCP frames
 
+/**
+ * A number that is not a valid JSON-RPC id: not integer-valued (MCP takes any integer, 1e21
+ * included, since #21; NaN and the infinities are written as null).
+ */
+const fractional: fc.Arbitrary<Json> = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d))
+
 const frameArb: fc.Arbitrary<FrameD> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ f: fc.constant('call' as const), tool: fc.constantFrom('echo', 'fails', 'secret_input', 'slow', 'confirm', 'image', 'nope'), args: fc.option(fc.oneof(fc.constant({ password: 'Zq9-SECRET-MARK-pw' }), fc.dictionary(fc.string({ maxLength: 5 }), json, { maxKeys: 3 })), { nil: undefined }), paramsShape: fc.constantFrom('ok', 'ok', 'ok', 'noName', 'nameNumber', 'argsArray', 'argsString', 'argsNull', 'paramsArray', 'noParams') }) },
   { weight: 2, arbitrary: fc.record({ f: fc.constant('request' as const), method: fc.constantFrom('ping', 'tools/list', 'initialize', 'resources/list', 'no/such', ''), params: fc.option(json, { nil: undefined }), idKind: fc.constantFrom('int', 'string') }) },
   { weight: 1, arbitrary: fc.record({ f: fc.constant('cancel' as const), target: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ f: fc.constant('notification' as const), method: fc.constantFrom('notifications/initialized', 'notifications/progress', 'x') }) },
   { weight: 1, arbitrary: fc.record({ f: fc.constant('response' as const), id: json }) },
-  { weight: 1, arbitrary: fc.record({ f: fc.constant('badId' as const), id: fc.oneof(fc.constant<Json>(null), fc.double(), fc.boolean(), fc.constant<Json>({}), fc.constant<Json>([])) }) },
+  { weight: 1, arbitrary: fc.record({ f: fc.constant('badId' as const), id: fc.oneof(fc.constant<Json>(null), fractional, fc.boolean(), fc.constant<Json>({}), fc.constant<Json>([])) }) },
   {
     weight: 2,
     arbitrary: fc.oneof(
