@@ -33,6 +33,14 @@ describe('tm.callMany', () => {
     expect(structuredClone(views)).toEqual(JSON.parse(JSON.stringify(views)))
   })
 
+  it('an unreadable entry is refused invalid_call, a nameless one unknown_tool, and the others run (docs/calling.md)', async () => {
+    const tm = manager()
+    const unreadable = new Proxy({}, { get() { throw new Error('boom') } })
+    const views = await tm.callMany([null as never, { name: 'double', input: { n: 1 } }, unreadable as never, { name: 'double', args: '{"n":3}' }])
+    expect(views.map((v) => (v.status === 'refused' ? v.code : v.status))).toEqual(['unknown_tool', 'ok', 'invalid_call', 'ok'])
+    expect(views[3]).toMatchObject({ status: 'ok', data: 6 })
+  })
+
   it('settles each call exactly as tm.call would, including cancellation', async () => {
     const tm = manager()
     const pending = tm.callMany([
