@@ -1,7 +1,8 @@
 /**
  * What the SQLite store promises of its file (docs/store.md, "SQLite"): every commit is durable
  * (`synchronous = FULL`, unless `synchronous: 'normal'` is asked for), and a lock held by another
- * connection is waited for without blocking the event loop, up to `busyTimeoutMs`.
+ * connection is waited for without blocking the event loop (at most one statement tries per turn
+ * while it is held, in the order asked), up to `busyTimeoutMs`.
  * Skips (with a printed reason) where better-sqlite3 cannot load.
  */
 import { spawnSync } from 'node:child_process'
@@ -134,5 +135,69 @@ describe.skipIf(skip !== undefined)('SQLite store and another connection’s loc
     holder.exec('COMMIT')
     holder.close()
     await store.close()
+  })
+})
+
+describe.skipIf(skip !== undefined)('SQLite store: statements waiting for a lock', () => {
+  it('while another connection holds the lock, at most one of 50 concurrent statements tries (spends SQLite’s busy wait) per event-loop turn, and they run in the order asked', async () => {
+    const path = join(tempDir('toolwire-sqlite-'), 'store.db')
+    const db = await database(path)
+    let busyThisTurn = 0
+    let busyTotal = 0
+    const ran: string[] = []
+    // every try that finds the lock is one busy wait of the connection: count them per turn
+    const counted: SqliteDatabase = {
+      prepare(sql) {
+        const s = db.prepare(sql)
+        const tried = <T>(f: () => T): T => {
+          try {
+            return f()
+          } catch (err) {
+            if (/SQLITE_BUSY/.test(String((err as { code?: unknown }).code))) {
+              busyThisTurn++
+              busyTotal++
+            }
+            throw err
+          }
+        }
+        return {
+          all: (...p) => tried(() => s.all(...p)),
+          run: (...p) => tried(() => {
+            const r = s.run(...p)
+            if (sql.includes('INSERT INTO toolwire_parked')) ran.push(String(p[0]))
+            return r
+          }),
+        }
+      },
+      exec: (sql) => db.exec(sql),
+      pragma: (s, o) => db.pragma(s, o),
+      close: () => db.close(),
+    }
+    const store = await openSqliteStore({ database: counted, busyTimeoutMs: 20_000 })
+    const holder = await database(path)
+    holder.exec('BEGIN IMMEDIATE')
+    holder.exec('CREATE TABLE IF NOT EXISTS held (a)')
+    // the monitor: one tick per event-loop turn (setImmediate runs once per turn)
+    let most = 0
+    let monitoring = true
+    const monitor = (): void => {
+      most = Math.max(most, busyThisTurn)
+      busyThisTurn = 0
+      if (monitoring) setImmediate(monitor)
+    }
+    setImmediate(monitor)
+    const ids = Array.from({ length: 50 }, (_, i) => `q${i}`)
+    const parked = Promise.all(ids.map((id) => store.park(parkInput(id))))
+    // the lock is held until the store has found it locked 20 times, then released
+    while (busyTotal < 20) await new Promise((r) => setTimeout(r, 5))
+    holder.exec('COMMIT')
+    await parked
+    monitoring = false
+    expect(busyTotal).toBeGreaterThanOrEqual(20)
+    expect(most).toBe(1)
+    expect(ran).toEqual(ids)
+    holder.close()
+    await store.close()
+    db.close()
   })
 })

@@ -6,12 +6,14 @@
  *
  * better-sqlite3 is synchronous: SQLite's own busy timeout would block the event loop while
  * another connection holds the lock. The connection's busy timeout is therefore short (10 ms),
- * and a statement that finds the file locked is tried again on a timer, backing off, until
- * `busyTimeoutMs` has passed (then it fails as `store_unavailable`). A statement is one
- * autocommit step: one that found the lock did nothing, so trying it again is safe.
+ * and statements that find the file locked wait in the store's {@link LockQueue}: one try per
+ * event-loop turn while it is locked, in order, until `busyTimeoutMs` has passed (then a
+ * statement fails as `store_unavailable`). A statement is one autocommit step: one that found
+ * the lock did nothing, so trying it again is safe.
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
  */
 import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
+import { LockQueue } from './sqlite-wait.js'
 import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
 /** What the store uses of a `better-sqlite3` statement. */
@@ -57,32 +59,6 @@ export interface SqliteStoreOptions extends StoreOptions {
  */
 const SLICE_MS = 10
 
-/** The most a retry of a locked statement waits before trying again, in ms. */
-const MAX_BACKOFF_MS = 50
-
-/** Whether a better-sqlite3 error says another connection holds the lock. */
-function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
-}
-
-/**
- * Runs `step` until it does not find the file locked, waiting between tries on a timer (1 ms,
- * doubling up to {@link MAX_BACKOFF_MS}), for at most `budgetMs` in all; then the last error.
- */
-async function unlocked<T>(budgetMs: number, step: () => T): Promise<T> {
-  const deadline = Date.now() + budgetMs
-  for (let wait = 1; ; wait = Math.min(wait * 2, MAX_BACKOFF_MS)) {
-    try {
-      return step()
-    } catch (err) {
-      const left = deadline - Date.now()
-      if (!isBusy(err) || left <= 0) throw err
-      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left)))
-    }
-  }
-}
-
 const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid', nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)` }
 
 class SqliteDriver implements SqlDriver {
@@ -90,8 +66,8 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly owned: boolean,
-    /** How long a statement waits for another connection's lock, in ms. */
-    private readonly busyMs: number,
+    /** Where statements wait for another connection's lock. */
+    private readonly queue: LockQueue,
   ) {}
 
   private statement(sql: string): SqliteStatement {
@@ -101,11 +77,11 @@ class SqliteDriver implements SqlDriver {
   }
 
   all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
-    return unlocked(this.busyMs, () => this.statement(sql).all(...params) as Row[])
+    return this.queue.run(() => this.statement(sql).all(...params) as Row[])
   }
 
   run(sql: string, params: readonly SqlParam[]): Promise<number> {
-    return unlocked(this.busyMs, () => this.statement(sql).run(...params).changes)
+    return this.queue.run(() => this.statement(sql).run(...params).changes)
   }
 
   isConflict(err: unknown): boolean {
@@ -114,6 +90,7 @@ class SqliteDriver implements SqlDriver {
   }
 
   async close(): Promise<void> {
+    this.queue.clear(new Error('toolwire: the SQLite store was closed while the statement waited for the lock'))
     this.statements.clear()
     if (this.owned) this.db.close()
   }
@@ -123,9 +100,9 @@ class SqliteDriver implements SqlDriver {
  * Brings the schema up to {@link SCHEMA_VERSION} in one immediate transaction, waiting for
  * another connection's lock as statements do. @throws StoreSchemaError when it is newer.
  */
-async function migrate(db: SqliteDatabase, busyMs: number): Promise<void> {
-  await unlocked(busyMs, () => db.exec('CREATE TABLE IF NOT EXISTS toolwire_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL)'))
-  await unlocked(busyMs, () => db.exec('BEGIN IMMEDIATE'))
+async function migrate(db: SqliteDatabase, queue: LockQueue): Promise<void> {
+  await queue.run(() => db.exec('CREATE TABLE IF NOT EXISTS toolwire_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL)'))
+  await queue.run(() => db.exec('BEGIN IMMEDIATE'))
   try {
     const row = db.prepare(`SELECT version FROM toolwire_meta WHERE name = 'schema'`).all()[0] as { version: number } | undefined
     const version = row?.version ?? 0
@@ -182,13 +159,14 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlS
     db.pragma(`busy_timeout = ${SLICE_MS}`)
   }
   const handle = db
+  const queue = new LockQueue(busyMs)
   try {
-    await unlocked(busyMs, () => handle.pragma('journal_mode = WAL'))
+    await queue.run(() => handle.pragma('journal_mode = WAL'))
     handle.pragma(`synchronous = ${synchronous.toUpperCase()}`)
-    await migrate(handle, busyMs)
+    await migrate(handle, queue)
   } catch (err) {
     if (owned) db.close()
     throw err instanceof StoreSchemaError || !owned ? err : openFailure(options.path!, err)
   }
-  return new SqlStore('sqlite', new SqliteDriver(handle, owned, busyMs), DIALECT, options.now ?? Date.now, options.onCorruptRow)
+  return new SqlStore('sqlite', new SqliteDriver(handle, owned, queue), DIALECT, options.now ?? Date.now, options.onCorruptRow)
 }
