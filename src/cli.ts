@@ -67,7 +67,8 @@ Options:
                     (host default 127.0.0.1; port 0 picks a free one)
   --stateless       serve --http: no sessions (any instance answers any request)
   --token <token>   serve --http: require "Authorization: Bearer <token>"
-                    (default: the TOOLWIRE_TOKEN environment variable)
+                    (default: the TOOLWIRE_TOKEN environment variable;
+                    set but empty is a usage error)
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
@@ -413,8 +414,8 @@ async function serveOverHttp(
   io: { err: (s: string) => void },
   durable: DurableServe | undefined,
 ): Promise<number> {
-  const envToken = process.env.TOOLWIRE_TOKEN
-  const token = p.token ?? (envToken === undefined || envToken === '' ? undefined : envToken)
+  // set but empty is refused by serveHttp like `--token ''`, never taken as "no token"
+  const token = p.token ?? process.env.TOOLWIRE_TOKEN
   let served: HttpMcpServer
   try {
     served = await rt.serveHttp(tm, {

@@ -146,6 +146,8 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
       { args: ['serve', '--http', '0', '--token', ''], says: '--token must be a non-empty string of visible ASCII characters without spaces' },
       { args: ['serve', '--http', '0', '--token', TOKEN], says: '--token must be a non-empty string' },
       { args: ['serve', '--http', '0'], env: { TOOLWIRE_TOKEN: TOKEN }, says: 'TOOLWIRE_TOKEN must be a non-empty string' },
+      // set but empty: refused, never taken as "no token" (it served without authentication)
+      { args: ['serve', '--http', '0'], env: { TOOLWIRE_TOKEN: '' }, says: 'TOOLWIRE_TOKEN must be a non-empty string of visible ASCII characters without spaces' },
       { args: ['serve', '--http', '0', '--allow-origin', 'app.example'], says: '--allow-origin takes an origin' },
       { args: ['serve', '--http', '0', '--public-url', 'http://a b/'], says: '--public-url must be an absolute http(s) URL' },
     ]
@@ -153,7 +155,7 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
       cases.map(
         ({ args, env }) =>
           new Promise<{ code: number | null; err: string }>((resolve) => {
-            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: '', ...env } }, (_e, _out, stderr) =>
+            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: undefined, ...env } }, (_e, _out, stderr) =>
               resolve({ code: child.exitCode, err: stderr }),
             )
           }),
