@@ -67,7 +67,8 @@ Options:
                     (host default 127.0.0.1; port 0 picks a free one)
   --stateless       serve --http: no sessions (any instance answers any request)
   --token <token>   serve --http: require "Authorization: Bearer <token>"
-                    (default: the TOOLWIRE_TOKEN environment variable)
+                    (default: the TOOLWIRE_TOKEN environment variable;
+                    set but empty is a usage error)
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
@@ -118,9 +119,8 @@ async function openStore(spec: string): Promise<ToolStore> {
   if (/^postgres(ql)?:\/\//i.test(spec)) return store.openPostgresStore({ connectionString: spec })
   const path = spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : /\.(db|sqlite3?)$/i.test(spec) ? spec : undefined
   if (path === undefined || path === '') {
-    // the value may hold a password: only its scheme is named
-    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]
-    throw new UsageError(`--store takes sqlite:<file> or postgres://… (or a path ending in .db or .sqlite); got ${scheme === undefined ? 'another value' : `a ${JSON.stringify(scheme)} address`} (not shown: it may hold a password)`)
+    // the value may hold a user and password: no part of it is shown
+    throw new UsageError('--store takes sqlite:<file> or postgres://… (or a path ending in .db or .sqlite); the value given is not shown: it may hold a password')
   }
   return store.openSqliteStore({ path: resolve(path) })
 }
@@ -374,17 +374,18 @@ async function durableOptions(rt: Runtime, p: Parsed, http: boolean): Promise<Du
     store = await rt.openStore(spec)
   } catch (err) {
     if (err instanceof UsageError) throw err
-    // the connection string may carry a password: only the kind of store is named
-    throw new UsageError(`cannot open the store (${spec.split(':')[0]}): ${(err as Error).message}`)
+    // the connection string may carry a user and password: only the kind of store is named
+    throw new UsageError(`cannot open the store (${/^postgres(ql)?:\/\//i.test(spec) ? 'postgres' : 'sqlite'}): ${(err as Error).message}`)
   }
   return { store, ...(approvalSecret === undefined ? {} : { approvalSecret }), ...(storeKey === undefined ? {} : { storeKey }) }
 }
 
-/** `[host:]port`: `8808`, `0.0.0.0:8808`, `[::1]:8808`. */
+/** `[host:]port`: `8808`, `0.0.0.0:8808`, `[::1]:8808`; the host a name or an address, nothing else (no user, no password). */
 function parseListen(value: string): { host: string; port: number } {
-  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value.trim())
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):)?(\d{1,5})$/.exec(value.trim())
   const port = m === null ? NaN : Number(m[2])
-  if (m === null || !(port >= 0 && port <= 65535)) throw new UsageError(`--http takes [host:]port, got ${JSON.stringify(value)}`)
+  // the value may hold a user and password: no part of it is shown
+  if (m === null || !(port >= 0 && port <= 65535)) throw new UsageError('--http takes [host:]port, such as 8808, 0.0.0.0:8808 or [::1]:8808 (the value given is not shown)')
   const host = m[1] === undefined ? '127.0.0.1' : m[1].startsWith('[') ? m[1].slice(1, -1) : m[1]
   return { host, port }
 }
@@ -413,8 +414,8 @@ async function serveOverHttp(
   io: { err: (s: string) => void },
   durable: DurableServe | undefined,
 ): Promise<number> {
-  const envToken = process.env.TOOLWIRE_TOKEN
-  const token = p.token ?? (envToken === undefined || envToken === '' ? undefined : envToken)
+  // set but empty is refused by serveHttp like `--token ''`, never taken as "no token"
+  const token = p.token ?? process.env.TOOLWIRE_TOKEN
   let served: HttpMcpServer
   try {
     served = await rt.serveHttp(tm, {
@@ -433,7 +434,7 @@ async function serveOverHttp(
     // an option serveHttp refuses (its TypeError names it, never its value) is told as the flag or variable that gave it
     const refused = err instanceof TypeError ? /^toolwire: serveHttp\(\) option (\w+) (must be .*)$/.exec(err.message) : null
     if (refused !== null) throw new UsageError(refusedFlag(refused[1]!, refused[2]!, p.token !== undefined))
-    throw new UsageError(`cannot listen on ${p.http}: ${(err as Error).message}`)
+    throw new UsageError(`cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`)
   }
   const mode = p.stateless ? 'stateless' : 'sessions'
   const auth = token === undefined ? 'no token' : 'bearer token required'

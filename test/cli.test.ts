@@ -137,7 +137,40 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
       expect(r.code, JSON.stringify(cases[i])).toBe(64)
       expect(r.err, JSON.stringify(cases[i])).not.toContain(PW)
     })
-    expect(results[0]!.err).toContain('postgresql+asyncpg')
+    expect(results[0]!.err).toContain('--store takes sqlite:<file>')
+  }, 60_000)
+
+  it('a usage error about --http, --store or --public-url never quotes the value (not its user, not its password): it says the form expected', async () => {
+    const USER = 'ALICEUSER'
+    const PW = 's3cr3tPW'
+    const cases: { args: string[]; says: string }[] = [
+      { args: ['serve', '--http', `${USER}:${PW}@127.0.0.1:0`], says: '--http takes [host:]port' },
+      { args: ['serve', '--http', `//${USER}:${PW}@127.0.0.1:0`], says: '--http takes [host:]port' },
+      { args: ['serve', '--http', `${USER}@127.0.0.1:0`], says: '--http takes [host:]port' },
+      { args: ['serve', '--http', `${PW}`], says: '--http takes [host:]port' },
+      { args: ['serve', '--store', `${USER}:${PW}@db/x`], says: '--store takes sqlite:<file>' },
+      { args: ['serve', '--store', `${PW}://x`], says: '--store takes sqlite:<file>' },
+      { args: ['serve', '--store', `${USER}+${PW}://x`], says: '--store takes sqlite:<file>' },
+      { args: ['serve', '--http', '0', '--public-url', `${USER}:${PW}@tools.example`], says: '--public-url takes an http(s) URL' },
+      { args: ['serve', '--http', '0', '--public-url', `ftp://${USER}:${PW}@tools.example/`], says: '--public-url takes an http(s) URL' },
+    ]
+    const results = await Promise.all(
+      cases.map(
+        ({ args }) =>
+          new Promise<{ code: number | null; err: string }>((resolve) => {
+            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: undefined } }, (_e, _out, stderr) =>
+              resolve({ code: child.exitCode, err: stderr }),
+            )
+          }),
+      ),
+    )
+    results.forEach((r, i) => {
+      const label = JSON.stringify(cases[i]!.args)
+      expect(r.code, label).toBe(64)
+      expect(r.err, label).toContain(`toolwire: ${cases[i]!.says}`)
+      expect(r.err, label).not.toContain(USER)
+      expect(r.err, label).not.toContain(PW)
+    })
   }, 60_000)
 
   it('a --token or TOOLWIRE_TOKEN serveHttp refuses (empty, with a space), a bad --allow-origin or --public-url: usage errors naming the flag, never the token', async () => {
@@ -146,6 +179,8 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
       { args: ['serve', '--http', '0', '--token', ''], says: '--token must be a non-empty string of visible ASCII characters without spaces' },
       { args: ['serve', '--http', '0', '--token', TOKEN], says: '--token must be a non-empty string' },
       { args: ['serve', '--http', '0'], env: { TOOLWIRE_TOKEN: TOKEN }, says: 'TOOLWIRE_TOKEN must be a non-empty string' },
+      // set but empty: refused, never taken as "no token" (it served without authentication)
+      { args: ['serve', '--http', '0'], env: { TOOLWIRE_TOKEN: '' }, says: 'TOOLWIRE_TOKEN must be a non-empty string of visible ASCII characters without spaces' },
       { args: ['serve', '--http', '0', '--allow-origin', 'app.example'], says: '--allow-origin takes an origin' },
       { args: ['serve', '--http', '0', '--public-url', 'http://a b/'], says: '--public-url must be an absolute http(s) URL' },
     ]
@@ -153,7 +188,7 @@ describe('secrets in CLI errors (review #21 item 26)', () => {
       cases.map(
         ({ args, env }) =>
           new Promise<{ code: number | null; err: string }>((resolve) => {
-            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: '', ...env } }, (_e, _out, stderr) =>
+            const child = execFile(process.execPath, [cli, ...args], { cwd: box.root, encoding: 'utf8', timeout: 45_000, env: { ...process.env, TOOLWIRE_TOKEN: undefined, ...env } }, (_e, _out, stderr) =>
               resolve({ code: child.exitCode, err: stderr }),
             )
           }),

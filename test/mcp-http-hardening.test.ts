@@ -2,6 +2,7 @@
 // chunked bodies, integer ids beyond 2^53, replay buffers bounded by bytes, and a parked
 // confirmation whose stored state this version does not know.
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -112,6 +113,117 @@ describe('an endless chunked body (item 2)', () => {
       await client.close()
     }
   }, 60_000)
+})
+
+/**
+ * A raw chunked request whose body never ends, on its own socket: 64 KiB chunks are written,
+ * whatever the answer, until the server closes the connection or `giveUpBytes` were sent.
+ * Resolves the answer's status line and `Connection` header, and whether the server closed first.
+ */
+function endlessRaw(url: string, method: string, path: string, extraHeaders: string, giveUpBytes: number): Promise<{ status: number | undefined; connection: string | undefined; closed: boolean }> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname)
+    const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x20), Buffer.from('\r\n')])
+    let sent = 0
+    let answer = ''
+    let settled = false
+    const finish = (closed: boolean): void => {
+      if (settled) return
+      settled = true
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]
+      const connection = /\r\nconnection: *([^\r]*)\r\n/i.exec(answer)?.[1]
+      resolve({ status: status === undefined ? undefined : Number(status), connection: connection?.toLowerCase(), closed })
+      socket.destroy()
+    }
+    socket.on('data', (d: Buffer) => {
+      if (answer.length < 4096) answer += d.toString('latin1')
+    })
+    socket.on('error', () => finish(true))
+    socket.on('close', () => finish(true))
+    const pump = (): void => {
+      while (!settled) {
+        if (sent >= giveUpBytes) {
+          finish(false)
+          return
+        }
+        sent += chunk.length
+        if (!socket.write(chunk)) {
+          socket.once('drain', pump)
+          return
+        }
+      }
+    }
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `Transfer-Encoding: chunked\r\n${extraHeaders}\r\n1\r\n[\r\n`,
+    )
+    pump()
+  })
+}
+
+describe('a request answered before its body ended: Connection: close, the rest not read (verifier item 1)', () => {
+  let served: HttpMcpServer
+  const LIMIT = 64 * 1024
+  const TOKEN = 'secrettoken123'
+  const OK = `Authorization: Bearer ${TOKEN}\r\nMCP-Protocol-Version: 2025-11-25\r\n`
+  beforeAll(async () => {
+    served = await serveHttp(manager(), { maxBodyBytes: LIMIT, token: TOKEN })
+  })
+  afterAll(() => served.close())
+
+  const cases: [string, string, string, string, number][] = [
+    ['no token', 'POST', '/mcp', '', 401],
+    ['a bad token', 'POST', '/mcp', 'Authorization: Bearer wrongtoken\r\n', 401],
+    ['a bad Origin', 'POST', '/mcp', `Origin: http://evil.example\r\n${OK}`, 403],
+    ['an unknown path', 'POST', '/nope', OK, 404],
+    ['a malformed MCP-Protocol-Version', 'POST', '/mcp', `Authorization: Bearer ${TOKEN}\r\nMCP-Protocol-Version: 1999-xx\r\n`, 400],
+    ['a method not allowed', 'PUT', '/mcp', OK, 405],
+    ['a GET without a session', 'GET', '/mcp', OK, 400],
+    ['a GET of an unknown session', 'GET', '/mcp', `${OK}Mcp-Session-Id: nope\r\n`, 404],
+    ['/healthz (answered 200 before the body ended)', 'GET', '/healthz', OK, 200],
+    ['/healthz by POST', 'POST', '/healthz', OK, 405],
+  ]
+  for (const [name, method, path, headers, status] of cases) {
+    it(`${name}: ${status} with Connection: close, and the connection is closed long before 64 MiB`, async () => {
+      const r = await endlessRaw(served.url, method, path, headers, 64 * 1024 * 1024)
+      expect(r.status).toBe(status)
+      expect(r.connection).toBe('close')
+      expect(r.closed).toBe(true)
+    }, 60_000)
+  }
+
+  it('the control: a body over the limit gets 413 with Connection: close', async () => {
+    const r = await endlessRaw(served.url, 'POST', '/mcp', OK, 64 * 1024 * 1024)
+    expect(r).toEqual({ status: 413, connection: 'close', closed: true })
+  }, 60_000)
+
+  it('a request without a body, or with a declared one within the limit, keeps its connection (keep-alive)', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` }
+    for (const [path, init, status] of [
+      ['/healthz', { headers: auth }, 200],
+      ['/nope', { headers: auth }, 404],
+      ['/nope', { method: 'POST', headers: auth, body: '{}' }, 404],
+      ['/mcp', { method: 'POST', body: '{}' }, 401],
+    ] as const) {
+      const r = await fetch(new URL(path, served.url), init)
+      expect([path, r.status, r.headers.get('connection')]).toEqual([path, status, 'keep-alive'])
+      await r.text()
+    }
+  })
+
+  it('a declared body over the limit, answered unread: Connection: close', async () => {
+    const r = await new Promise<{ status: number | undefined; connection: string | undefined }>((resolve, reject) => {
+      const req = request(new URL('/nope', served.url), { method: 'POST', headers: { 'content-length': String(LIMIT + 1) } }, (res) => {
+        resolve({ status: res.statusCode, connection: res.headers.connection })
+        res.resume()
+        req.destroy()
+      })
+      req.on('error', reject)
+      req.write('{')
+    })
+    expect(r).toEqual({ status: 401, connection: 'close' })
+  })
 })
 
 /** A session opened by raw requests: its id, and `call` giving each answer's SSE event ids and data. */

@@ -63,6 +63,14 @@ describe('stdio: integer ids beyond 2^53', () => {
     expect(lines.join('\n')).not.toContain('toolwire-id')
   })
 
+  it('a number not integer-valued as written (1e-400, which parses to 0; 25e-1) is -32600; 1e400 (parses to Infinity) is served and echoed as sent', async () => {
+    const lines = await stdioLines([initLine('1'), callLine('1e-400'), callLine('25e-1'), callLine('1e400'), callLine('2.50e1')], 5)
+    expect(lines.filter((l) => l.includes('-32600'))).toHaveLength(2)
+    expect(lines.some((l) => l.includes('"id":0'))).toBe(false)
+    expect(lines.find((l) => l.includes('"id":1e400'))).toContain('"result"')
+    expect(lines.find((l) => l.includes('"id":25'))).toContain('"result"')
+  })
+
   it('a progress token of 1e21 is accepted, and the progress notifications carry it as sent', async () => {
     const lines = await stdioLines([initLine('1'), callLine('2', 'steps', ',"_meta":{"progressToken":1e21}')], 3)
     expect(lines.find((l) => l.includes('notifications/progress'))).toContain('"progressToken":1e21')
@@ -101,6 +109,16 @@ describe('HTTP: integer ids beyond 2^53', () => {
     const unknown = await postRaw(served.url, '{"jsonrpc":"2.0","id":1e21,"method":"resources/list"}', headers)
     expect(unknown.status).toBe(404)
     expect(unknown.text).toContain('"id":1e21')
+  })
+
+  it('stateless: id 1e-400 (parses to 0) is 400 -32600, not answered as id 0; id 1e400 is served and echoed as sent', async () => {
+    const tiny = await postRaw(stateless.url, callLine('1e-400'))
+    expect(tiny.status).toBe(400)
+    expect(JSON.parse(tiny.text)).toMatchObject({ id: null, error: { code: -32600 } })
+    const huge = await postRaw(stateless.url, callLine('1e400'))
+    expect(huge.status).toBe(200)
+    expect(huge.text).toContain('"id":1e400')
+    expect(huge.text).toContain('"result"')
   })
 
   it('stateless: a call with id 1e21 (answered without a progress token) echoes it', async () => {

@@ -577,7 +577,7 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
     // opened here first: the schema and tables exist before the instances start
     reader = await made.open()
     if (kind === 'sqlite') console.log('mcp-instances: the load test shares one SQLite file (TOOLWIRE_PG_URL is not set)')
-    env = { ...process.env, TOOLWIRE_APPROVAL_SECRET: SECRET, TOOLWIRE_STORE_KEY: STORE_KEY, TOOLWIRE_STORE: spec, TOOLWIRE_TOKEN: '' }
+    env = { ...process.env, TOOLWIRE_APPROVAL_SECRET: SECRET, TOOLWIRE_STORE_KEY: STORE_KEY, TOOLWIRE_STORE: spec, TOOLWIRE_TOKEN: undefined }
     for (let i = 0; i < 2; i++) {
       const inst: Instance = { port: 0, ports: [], pids: [], child: undefined as never, ready: Promise.resolve() }
       const next = start(inst, [module], env)

@@ -253,7 +253,7 @@ export default [
     TOOLWIRE_STORE: '',
     TOOLWIRE_APPROVAL_SECRET: '',
     TOOLWIRE_STORE_KEY: '',
-    TOOLWIRE_TOKEN: '',
+    TOOLWIRE_TOKEN: undefined,
     TOOLWIRE_DEBUG: '',
     ...extra,
   })

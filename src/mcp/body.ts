@@ -43,27 +43,36 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
 }
 
 /**
- * Once `res` is sent, a request whose body is still coming (over a limit, or never read:
- * a refusal before the body) is not read to its end, which for an endless chunked body is
- * never: what arrives is dropped for at most `limit` more bytes or {@link DRAIN_MS}
- * (so that the client can read the answer), then the connection is closed.
+ * A request answered before its body ended (over a limit, or refused unread: 401, 403, 404,
+ * ...) is not read to its end, which for an endless chunked body is never: unless its body
+ * is declared (`Content-Length`) within `limit` (node then drops it, and the connection is
+ * kept), its answer says `Connection: close` (decided when the headers are written, whoever
+ * writes them) and the connection is closed once the answer is written. Should it still be
+ * open then, what arrives is dropped for at most `limit` more bytes or {@link DRAIN_MS}.
  */
 export function closeUnfinished(req: IncomingMessage, res: ServerResponse, limit: number): void {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  const unbounded = req.headers['transfer-encoding'] !== undefined || !(declared <= limit)
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse
+  res.writeHead = ((...args: unknown[]) => {
+    if (unbounded && !req.complete && !res.headersSent) res.setHeader('connection', 'close')
+    return writeHead(...args)
+  }) as ServerResponse['writeHead']
   res.once('finish', () => {
-    if (req.complete || req.destroyed) return
-    let dropped = 0
+    if (req.complete || req.socket.destroyed) return
+    const socket = req.socket
+    const start = socket.bytesRead
     const close = (): void => {
-      clearTimeout(timer)
-      req.destroy()
+      clearInterval(timer)
+      socket.destroy()
     }
-    const timer = setTimeout(close, DRAIN_MS)
+    // what still arrives is parsed and dropped by node (the request is dumped): counted on the socket
+    const timer = setInterval(() => {
+      if (socket.bytesRead - start > limit || Date.now() >= deadline) close()
+    }, 50)
+    const deadline = Date.now() + DRAIN_MS
     timer.unref()
-    req.on('data', (chunk: Buffer) => {
-      dropped += chunk.length
-      if (dropped > limit) close()
-    })
-    req.once('end', () => clearTimeout(timer))
-    req.once('close', () => clearTimeout(timer))
-    req.resume()
+    socket.once('close', () => clearInterval(timer))
+    req.once('end', () => clearInterval(timer))
   })
 }

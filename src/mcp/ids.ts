@@ -1,7 +1,8 @@
 /**
  * JSON-RPC ids and progress tokens that are integers beyond ±2^53 (`1e21`,
- * `12345678901234567890`): valid per the MCP schema, refused by the SDK's (it takes safe
- * integers only). On the way in each one is swapped for a string alias the SDK carries; on
+ * `12345678901234567890`, `1e400`): valid per the MCP schema, refused by the SDK's (it takes safe
+ * integers only). One that is not integer-valued as written (`1.5`, `1e-400`, which parses
+ * to 0) is refused (-32600), whatever it parses to. On the way in each one is swapped for a string alias the SDK carries; on
  * the way out the alias is written back as the number's text as the client sent it. No MCP
  * SDK import.
  */
@@ -20,6 +21,36 @@ function isObject(value: unknown): value is Json {
 function isWideInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
 }
+
+/**
+ * Whether a JSON number, as written, is an integer (`1e400`, `2.50e1` yes; `1.5`, `1e-400`,
+ * which `JSON.parse` makes 0, no): decided on its digits, never on the parsed value.
+ */
+export function integerAsWritten(token: string): boolean {
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(token)
+  if (m === null) return false
+  const fraction = (m[2] ?? '').replace(/0+$/, '')
+  const digits = (m[1]! + fraction).replace(/^0+/, '')
+  if (digits === '') return true
+  // the value is digits × 10^scale: an integer when the digits' trailing zeros cover a negative scale
+  const trailingZeros = digits.length - digits.replace(/0+$/, '').length
+  return Number(m[3] ?? '0') - fraction.length + trailingZeros >= 0
+}
+
+/** A number id or progress token the SDK must not see as it parsed: an integer beyond ±2^53 (or ±Infinity), or not integer-valued as written. */
+type Odd = 'wide' | 'fraction' | undefined
+
+/** Which kind of odd number `value` is, from its text in `text` at `path` when known (else from the value). */
+function oddNumber(value: unknown, text: string | undefined, path: readonly string[]): Odd {
+  if (typeof value !== 'number') return undefined
+  const written = text === undefined ? undefined : numberText(text, path)
+  if (written === undefined) return isWideInteger(value) ? 'wide' : undefined
+  if (!integerAsWritten(written)) return 'fraction'
+  return Number.isSafeInteger(value) ? undefined : 'wide'
+}
+
+/** What stands for a number that is not integer-valued as written: a fraction, which the SDK refuses (-32600) as it would the number sent. */
+const FRACTION = 0.5
 
 /**
  * The text of the number at `path` (member names from the top) in a JSON text (the last one
@@ -90,13 +121,17 @@ export class WideIds {
   inbound(value: unknown, text?: string): unknown {
     if (!isObject(value)) return value
     let out = value
-    if (isWideInteger(value.id)) out = { ...out, id: this.alias(value.id, text === undefined ? undefined : numberText(text, ['id'])) }
+    const id = oddNumber(value.id, text, ['id'])
+    if (id === 'fraction') out = { ...out, id: FRACTION }
+    else if (id === 'wide') out = { ...out, id: this.alias(value.id as number, text === undefined ? undefined : numberText(text, ['id'])) }
     const params = value.params
     if (isObject(params)) {
       let p = params
       if (isWideInteger(params.requestId)) p = { ...p, requestId: this.byValue.get(params.requestId) ?? this.alias(params.requestId, undefined) }
       const meta = params._meta
-      if (isObject(meta) && isWideInteger(meta.progressToken)) p = { ...p, _meta: { ...meta, progressToken: this.alias(meta.progressToken, text === undefined ? undefined : numberText(text, ['params', '_meta', 'progressToken'])) } }
+      const token = isObject(meta) ? oddNumber(meta.progressToken, text, ['params', '_meta', 'progressToken']) : undefined
+      if (isObject(meta) && token === 'fraction') p = { ...p, _meta: { ...meta, progressToken: FRACTION } }
+      else if (isObject(meta) && token === 'wide') p = { ...p, _meta: { ...meta, progressToken: this.alias(meta.progressToken as number, text === undefined ? undefined : numberText(text, ['params', '_meta', 'progressToken'])) } }
       if (p !== params) out = { ...out, params: p }
     }
     return out
