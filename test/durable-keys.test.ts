@@ -3,6 +3,7 @@
 // store were plain SHA-256 of the whole input (a PIN could be recovered by trying values).
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/index.js'
+import { parkedHash } from '../src/runtime/store/codec.js'
 import { inputHash, MemoryStore, openPostgresStore, verifyApproval } from '../src/runtime/store/index.js'
 
 const SECRET = 'a-test-approval-secret-of-32-bytes!!'
@@ -48,18 +49,19 @@ describe('a durable manager', () => {
       const h = inputHash({ user: 'ann', pin })
       return h === claims?.inputHash || h === row?.inputHash
     })
-    expect(claims?.inputHash).toMatch(/^[0-9a-f]{64}$/)
+    expect(claims?.inputHash).toMatch(/^p2\.[0-9a-f]{64}$/)
+    expect(row?.inputHash).toBe(claims?.inputHash)
     expect(found).toEqual([])
     expect(await tm.confirm(parked.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 'open' })
   })
 
-  it('without a key or a secret, stores the hash of the input with its sensitive fields redacted', async () => {
+  it('without a key or a secret, stores the hash of the parked id, tool, call id and the input with its sensitive fields redacted', async () => {
     const store = new MemoryStore()
     const tm = new ToolManager({ store })
     tm.register({ name: 'unlock', inputSchema: schema, sensitive: ['pin'], needsConfirmation: true, run: () => 'open' })
-    await tm.call('unlock', { user: 'ann', pin: '4821' })
+    await tm.call('unlock', { user: 'ann', pin: '4821' }, { callId: 'u1' })
     const [row] = await store.listParked()
-    expect(row?.inputHash).toBe(inputHash({ user: 'ann', pin: '[redacted]' }))
+    expect(row?.inputHash).toBe(parkedHash(undefined, row!.id, { tool: 'unlock', callId: 'u1' }, { user: 'ann', pin: '[redacted]' }))
   })
 
   it('frees a key whose call timed out before its body ran: the retry runs instead of replaying the timeout', async () => {

@@ -10,6 +10,7 @@ import { ToolManager, type ToolEvents } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import type { CallResult } from '../src/core/view.js'
 import type { ToolStore } from '../src/runtime/store/index.js'
+import { inputHashKey, keyedInputHash } from '../src/runtime/store/codec.js'
 import { storeKinds, storePair } from './stores.js'
 
 const kinds = (await storeKinds('tamper')).filter((k) => k.durable)
@@ -29,6 +30,15 @@ function tools(tm: ToolManager, runs: string[]): ToolManager {
     run: (input: { to: string; amount: number }) => {
       runs.push(`pay:${input.to}:${input.amount}`)
       return { paid: input.to }
+    },
+  })
+  tm.register({
+    name: 'lookup',
+    inputSchema: { type: 'object' },
+    needsConfirmation: true,
+    run: (input: { to: string; amount: number }) => {
+      runs.push(`lookup:${input.to}:${input.amount}`)
+      return { found: input.to }
     },
   })
   tm.register({
@@ -72,6 +82,54 @@ for (const kind of kinds) {
         expect(JSON.stringify(errors)).not.toContain('mallory')
       })
     }
+
+    for (const [label, options] of [
+      ['an approval secret', { approvalSecret: SECRET }],
+      ['a store key', { storeKey: KEY }],
+      ['both', { approvalSecret: SECRET, storeKey: KEY }],
+      ['neither key (the unkeyed hash binds the tool and the ids)', {}],
+    ] as const) {
+      it(`with ${label}: another instance refuses a row whose tool was swapped (SET tool=), and nothing runs`, async () => {
+        const { a, b, place } = await storePair(kind, opened)
+        const runs: string[] = []
+        const tmA = tools(new ToolManager({ store: a, ...options }), runs)
+        const tmB = tools(new ToolManager({ store: b, ...options }), runs)
+        const token = confirmIdOf(await tmA.call('lookup', { to: 'bob', amount: 5 }, { callId: 'look-1' }))
+        await kind.exec(place, [`UPDATE toolwire_parked SET tool = 'pay' WHERE call_id = 'look-1'`])
+        const view = await tmB.confirm(token, { approve: true })
+        expect(view.status).toBe('refused')
+        expect(runs).toEqual([])
+        // the instance that parked it refuses too (it holds the real input, the row names another tool)
+        expect((await tmA.confirm(token, { approve: true })).status).toBe('refused')
+        expect(runs).toEqual([])
+      })
+
+      it(`with ${label}: another instance refuses a row given another row's input and hash, and nothing runs`, async () => {
+        const { a, b, place } = await storePair(kind, opened)
+        const runs: string[] = []
+        const tmA = tools(new ToolManager({ store: a, ...options }), runs)
+        const tmB = tools(new ToolManager({ store: b, ...options }), runs)
+        const token = confirmIdOf(await tmA.call('pay', { to: 'bob', amount: 5 }, { callId: 'pay-bob' }))
+        confirmIdOf(await tmA.call('pay', { to: 'mallory', amount: 5000 }, { callId: 'pay-mallory' }))
+        const from = (col: string): string => `${col} = (SELECT m.${col} FROM toolwire_parked m WHERE m.call_id = 'pay-mallory')`
+        await kind.exec(place, [`UPDATE toolwire_parked SET ${['input', 'sealed', 'redacted', 'input_hash'].map(from).join(', ')} WHERE call_id = 'pay-bob'`])
+        const view = await tmB.confirm(token, { approve: true })
+        expect(view.status).toBe('refused')
+        expect(runs).toEqual([])
+      })
+    }
+
+    it('with a store key: a new row passed off as one parked before the binding (an input-only keyed hash, the seal dropped) is refused', async () => {
+      const { a, b, place } = await storePair(kind, opened)
+      const runs: string[] = []
+      const tmA = tools(new ToolManager({ store: a, storeKey: KEY }), runs)
+      const tmB = tools(new ToolManager({ store: b, storeKey: KEY }), runs)
+      const confirmId = confirmIdOf(await tmA.call('lookup', { to: 'bob', amount: 5 }, { callId: 'look-2' }))
+      const legacy = keyedInputHash(inputHashKey(Buffer.from(KEY, 'hex')), { to: 'bob', amount: 5 })
+      await kind.exec(place, [`UPDATE toolwire_parked SET tool = 'pay', sealed = NULL, redacted = 0, input_hash = '${legacy}' WHERE call_id = 'look-2'`])
+      expect(await tmB.confirm(confirmId, { approve: true })).toMatchObject({ status: 'refused', code: 'input_unavailable' })
+      expect(runs).toEqual([])
+    })
 
     it('with a store key: another instance refuses to resume a suspension whose input was rewritten', async () => {
       const { a, b, place } = await storePair(kind, opened)

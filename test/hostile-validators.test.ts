@@ -101,8 +101,26 @@ describe('a validation that never settles', () => {
     const pending = callOf(never(), { timeoutMs: 300 })
     await vi.advanceTimersByTimeAsync(300)
     const { view, runs } = await pending
-    expect(view).toMatchObject({ status: 'error', message: expect.stringContaining('300 ms') })
+    expect(view).toMatchObject({ status: 'error', message: 'The input check did not finish within 300 ms; the tool did not run' })
     expect(runs).toBe(0)
+  })
+
+  it('is cut by tm.cancel(callId): cancelled by operator, the body never runs, and the id is free again', async () => {
+    const tm = new ToolManager()
+    let runs = 0
+    let accept: ((v: undefined) => void) | undefined
+    tm.register({ name: 'n', inputSchema: never(), run: () => ++runs })
+    tm.register({ name: 'ok', inputSchema: standard(() => new Promise((r) => (accept = () => r({ value: {} })))), run: () => ++runs })
+    const pending = tm.call('n', {}, { callId: 'cancel-me' })
+    expect(tm.cancel('cancel-me')).toBe(true)
+    expect(await pending).toMatchObject({ status: 'cancelled', by: 'operator', callId: 'cancel-me' })
+    expect(tm.cancel('cancel-me')).toBe(false)
+    // a check that passes after the call was admitted runs it under that id, as before
+    const later = tm.call('ok', {}, { callId: 'cancel-me' })
+    await Promise.resolve()
+    accept?.(undefined)
+    expect(await later).toMatchObject({ status: 'ok', data: 1 })
+    expect(runs).toBe(1)
   })
 
   it('is cut by the tool\'s and the manager\'s timeoutMs too (a zod refine whose promise never settles)', async () => {

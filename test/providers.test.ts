@@ -31,6 +31,7 @@ import {
   type OpenAIResponsesTool,
 } from '../src/integrations/providers/index.js'
 import { ToolManager } from '../src/runtime/manager.js'
+import { strictArguments, strictForm } from '../src/integrations/providers/strict.js'
 import { ToolResult } from '../src/core/result.js'
 import type { ContentPart } from '../src/core/types.js'
 
@@ -414,6 +415,42 @@ describe('OpenAI strict mode (found in review #21 item 8)', () => {
     expect(() => openAIChatTools(tm, { only: ['open'], strict: true })).toThrow(new StrictSchemaError('toolwire: tool "open" cannot be declared strict: #: strict mode wants additionalProperties: false (this object allows other properties)'))
     expect(() => openAIResponsesTools(tm, { only: ['both'], strict: true })).toThrow('toolwire: tool "both" cannot be declared strict: #: strict mode does not support "allOf"')
     expect(() => openAIResponsesTools(tm, { only: ['anything'], strict: true })).toThrow('#/properties/a: a schema without a type has no strict form')
+  })
+})
+
+describe('schema converters keep properties named __proto__ and constructor as properties (found in verification of #21)', () => {
+  const schema = JSON.parse(
+    '{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"},"toString":{"type":"object","properties":{"__proto__":{"type":"number"}}}},"required":["__proto__"]}',
+  ) as Record<string, unknown>
+
+  it('toOpenAIStrictSchema and openAIChatTools({ strict: true }) list them as own properties, required, never as a prototype', () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'p', description: 'p', inputSchema: schema, run: (x: unknown) => x })
+    for (const out of [toOpenAIStrictSchema(schema), openAIChatTools(tm, { strict: true })[0]!.function.parameters as Record<string, unknown>]) {
+      const properties = out.properties as Record<string, unknown>
+      expect(Object.getPrototypeOf(properties)).toBe(Object.prototype)
+      expect(Object.keys(properties)).toEqual(['__proto__', 'constructor', 'toString'])
+      expect(out.required).toEqual(['__proto__', 'constructor', 'toString'])
+      expect(JSON.parse(JSON.stringify(out))).toEqual(
+        JSON.parse(
+          '{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":["string","null"]},"toString":{"type":["object","null"],"properties":{"__proto__":{"type":["number","null"]}},"required":["__proto__"],"additionalProperties":false}},"required":["__proto__","constructor","toString"],"additionalProperties":false}',
+        ),
+      )
+    }
+  })
+
+  it("strict arguments keep a __proto__ member when the model's nulls are taken back out", () => {
+    const form = strictForm(schema)
+    expect(JSON.parse(strictArguments(form, '{"__proto__":"x","constructor":null,"toString":{"__proto__":null}}'))).toEqual(JSON.parse('{"__proto__":"x","toString":{}}'))
+  })
+
+  it('the Gemini and plain forms keep them too', () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'p', description: 'p', inputSchema: schema, run: (x: unknown) => x })
+    for (const out of [toGeminiSchema(schema), openAIChatTools(tm)[0]!.function.parameters as Record<string, unknown>]) {
+      expect(Object.keys(out.properties as object)).toEqual(['__proto__', 'constructor', 'toString'])
+      expect(Object.getPrototypeOf(out.properties)).toBe(Object.prototype)
+    }
   })
 })
 

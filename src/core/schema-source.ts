@@ -131,7 +131,8 @@ function copyOf(value: unknown): unknown {
   return typeof value === 'object' && value !== null ? JSON.parse(JSON.stringify(value)) : value
 }
 
-function setOwn<T extends object>(target: T, key: string | number, value: unknown): T {
+/** Sets `target[key]` as an own data property: a key named `__proto__` is a member, never the prototype. */
+export function setOwn<T extends object>(target: T, key: string | number, value: unknown): T {
   // `__proto__` as an own data property, never the prototype
   if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
   else (target as Record<string | number, unknown>)[key] = value

@@ -57,6 +57,11 @@ export function timedOutText(timeoutMs: number): string {
   return `The tool did not finish within ${timeoutMs} ms`
 }
 
+/** The message of a call whose asynchronous input check outlasted its timeout (the tool never started). */
+export function validationTimedOutText(timeoutMs: number): string {
+  return `The input check did not finish within ${timeoutMs} ms; the tool did not run`
+}
+
 /** The message of a thrown error that names its kind (other than `other`). */
 export function toolFailedText(kind: string): string {
   return kind === 'other' ? TOOL_FAILED_MESSAGE : `The tool failed (${kind}).`

@@ -12,7 +12,7 @@
  * through {@link DurableHost} (no import of the manager or of a call).
  */
 import { approvalSecretList } from './store/approval.js'
-import { inputHash, inputHashKey, keyedInputHash, storeKeyList } from './store/codec.js'
+import { inputHash, inputHashKey, keyedInputHash, parkedHash, storeKeyList, type ParkedBinding } from './store/codec.js'
 import { redact } from '../core/redact.js'
 import { boundedStore } from './durable/bounded.js'
 import { Ledger } from './durable/ledger.js'
@@ -84,5 +84,14 @@ export class Durable implements DurableContext {
 
   otherHashes(input: unknown): readonly string[] {
     return this.hashKeys.slice(1).map((key) => keyedInputHash(key, input))
+  }
+
+  hashParked(id: string, binding: ParkedBinding, input: unknown, sensitive: ReadonlySet<string> | undefined): string {
+    const key = this.hashKeys[0]
+    return parkedHash(key, id, binding, key !== undefined ? input : redact(input, sensitive))
+  }
+
+  otherParkedHashes(id: string, binding: ParkedBinding, input: unknown): readonly string[] {
+    return this.hashKeys.slice(1).map((key) => parkedHash(key, id, binding, input))
   }
 }

@@ -164,6 +164,8 @@ export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
   /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
   private readonly inflight = new Map<string, Call>()
+  /** Calls whose asynchronous input check is pending, by the call id they asked for: `tm.cancel` cuts the wait. */
+  private readonly validating = new Map<string, (result: ToolResult) => void>()
   /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
   private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
   private readonly parked = new Map<string, Parked>()
@@ -471,7 +473,12 @@ export class ToolManager {
   /** Cancels an in-flight call as the operator. Returns whether a call was stopped. Only the exact call id matches. */
   cancel(callId: string): boolean {
     const call = this.inflightCall(callId)
-    if (call === undefined) return false
+    if (call === undefined) {
+      const cut = typeof callId === 'string' ? this.validating.get(callId) : undefined
+      if (cut === undefined) return false
+      cut(cancelledResult('operator'))
+      return true
+    }
     Call.interrupt(call, cancelledResult('operator'))
     return true
   }
@@ -928,25 +935,35 @@ export class ToolManager {
     mode: 'view' | 'settlement',
   ): Promise<Call | Early> {
     const startedAt = performance.now()
-    return new Promise((resolve) =>
-      awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
+    const callId = typeof options?.callId === 'string' && !this.validating.has(options.callId) ? options.callId : undefined
+    return new Promise((resolve) => {
+      let ended = false
+      const settle = (value: Call | Early): void => {
+        ended = true
+        if (callId !== undefined) this.validating.delete(callId)
+        resolve(value)
+      }
+      const cut = awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
         checked: (issues) => {
           try {
-            if (issues !== undefined) return resolve({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
+            if (issues !== undefined) return settle({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
+            if (callId !== undefined) this.validating.delete(callId)
             const admitted = this.admitValid(entry, input, options, mode)
-            resolve(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
+            settle(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
           } catch (err) {
             this.reportError('', entry.name, err)
-            resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
+            settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
           }
         },
         failed: (err) => {
           this.reportError('', entry.name, err)
-          resolve({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
+          settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
         },
-        cut: (result) => resolve({ result, options }),
-      }),
-    )
+        cut: (result) => settle({ result, options }),
+      })
+      // registered only while the wait is on (a signal already aborted ends it at once)
+      if (callId !== undefined && !ended) this.validating.set(callId, cut)
+    })
   }
 
   /** Picks the call id of a call whose input is valid: a call ready to start, or a refused duplicate id. */

@@ -4,7 +4,7 @@
  * settles cannot hang a call that has either.
  */
 import { toolError, ToolResult } from '../core/result.js'
-import { timedOutText } from '../core/texts.js'
+import { validationTimedOutText } from '../core/texts.js'
 import { when } from '../core/thenable.js'
 import { cancelledResult } from './normalize.js'
 
@@ -23,9 +23,15 @@ export interface ValidationWaitHandlers {
  * Calls exactly one of `on`'s handlers, once: with what `validation` settles as, or with a
  * `timeout` error after `timeoutMs` (counted from now), or `cancelled` by `signal` when it
  * aborts (at once when it already has). A signal that cannot be read is left to the call,
- * which refuses it when it starts.
+ * which refuses it when it starts. Answers a function that cuts the wait with a result
+ * (`tm.cancel`); it does nothing once the wait ended.
  */
-export function awaitValidation(validation: PromiseLike<unknown>, timeoutMs: number | undefined, signal: AbortSignal | undefined, on: ValidationWaitHandlers): void {
+export function awaitValidation(
+  validation: PromiseLike<unknown>,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+  on: ValidationWaitHandlers,
+): (result: ToolResult) => void {
   let done = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let onAbort: (() => void) | undefined
@@ -44,7 +50,11 @@ export function awaitValidation(validation: PromiseLike<unknown>, timeoutMs: num
   }
   if (signal !== undefined) {
     try {
-      if (signal.aborted) return on.cut(cancelledResult('signal'))
+      if (signal.aborted) {
+        done = true
+        on.cut(cancelledResult('signal'))
+        return () => undefined
+      }
       onAbort = () => finish(() => on.cut(cancelledResult('signal')))
       signal.addEventListener('abort', onAbort, { once: true })
     } catch {
@@ -52,11 +62,12 @@ export function awaitValidation(validation: PromiseLike<unknown>, timeoutMs: num
     }
   }
   if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
-    timer = setTimeout(() => finish(() => on.cut(ToolResult.failed(toolError('timeout', timedOutText(timeoutMs))))), timeoutMs)
+    timer = setTimeout(() => finish(() => on.cut(ToolResult.failed(toolError('timeout', validationTimedOutText(timeoutMs))))), timeoutMs)
   }
   when(
     validation,
     (issues) => finish(() => on.checked(issues)),
     (error) => finish(() => on.failed(error)),
   )
+  return (result) => finish(() => on.cut(result))
 }

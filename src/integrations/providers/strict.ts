@@ -7,6 +7,7 @@
  * for it. `strictArguments` turns those `null`s back into absent properties, so the tool's own
  * schema (which toolwire validates every call against) sees the input it was written for.
  */
+import { setOwn } from '../../core/schema-source.js'
 import type { JsonSchema } from '../../runtime/tool.js'
 import type { JsonSchemaObject } from './declare.js'
 
@@ -92,9 +93,10 @@ class Converter {
     for (const [name, sub] of Object.entries(props)) {
       const c = this.node(sub, `${path}/properties/${name}`, depth + 1)
       if (c.unnull !== undefined) inner.set(name, c.unnull)
-      if (required.has(name)) properties[name] = c.schema
+      // setOwn: a property named `__proto__` is a member, never the prototype
+      if (required.has(name)) setOwn(properties, name, c.schema)
       else {
-        properties[name] = nullable(c.schema)
+        setOwn(properties, name, nullable(c.schema))
         optional.add(name)
       }
     }
@@ -107,7 +109,7 @@ class Converter {
         const out: Record<string, unknown> = {}
         for (const [k, v] of Object.entries(value)) {
           if (v === null && optional.has(k)) continue
-          out[k] = inner.get(k)?.(v) ?? v
+          setOwn(out, k, inner.get(k)?.(v) ?? v)
         }
         return out
       },

@@ -18,7 +18,7 @@ import {
   unknownToolText,
 } from '../../core/texts.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
-import { openInput, randomId, sealInput } from '../store/codec.js'
+import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
 import type { ParkKind, ToolEntry } from '../types.js'
 import { recordedResult } from './ledger.js'
@@ -49,19 +49,29 @@ export class Parking {
     private readonly secret: readonly Buffer[] | undefined,
   ) {}
 
-  /** {@link DurableContext.hashInput} of a token's call, or `''` for an input with no JSON form (it then matches no token). */
-  private safeHash(input: unknown): string {
+  /** {@link DurableContext.hashParked} of a parked call, or `''` for an input with no JSON form (it then matches no token). */
+  private safeHash(id: string, call: ParkedBinding, input: unknown): string {
     try {
-      return this.ctx.hashInput(input, undefined)
+      return this.ctx.hashParked(id, { tool: call.tool, callId: call.callId }, input, this.ctx.host.tool(call.tool)?.sensitive)
     } catch {
       return ''
     }
   }
 
-  /** Whether `input` hashes to `hash` as parking `tool`'s call did (under any key of a rotation). */
-  private hashes(input: unknown, tool: string, hash: string): boolean {
+  /**
+   * Whether `input`, run as `row`'s tool for its call, hashes to what the row holds (under any key
+   * of a rotation): its id, tool, call id and input are bound together. A row parked before that
+   * binding holds the input's hash only; it is taken when its input was sealed then too, or
+   * there is no store key (docs/store.md, "A stored row is not trusted").
+   */
+  private matches(id: string, row: ParkedCall, input: unknown): boolean {
+    const binding = { tool: row.tool, callId: row.callId }
     try {
-      return this.ctx.hashInput(input, this.ctx.host.tool(tool)?.sensitive) === hash || this.ctx.otherHashes(input).includes(hash)
+      if (row.inputHash.startsWith(PARKED_HASH_PREFIX)) {
+        return this.safeHash(id, binding, input) === row.inputHash || this.ctx.otherParkedHashes(id, binding, input).includes(row.inputHash)
+      }
+      if (this.key !== undefined && !sealedUnbound(row.input)) return false
+      return this.ctx.hashInput(input, this.ctx.host.tool(row.tool)?.sensitive) === row.inputHash || this.ctx.otherHashes(input).includes(row.inputHash)
     } catch {
       return false
     }
@@ -74,7 +84,8 @@ export class Parking {
   newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string } {
     const id = randomId('c_')
     if (this.secret === undefined) return { id, handle: id }
-    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool: entry.name, inputHash: this.ctx.hashInput(input, undefined) }) }
+    const inputHash = this.ctx.hashParked(id, { tool: entry.name, callId }, input, entry.sensitive)
+    return { id, handle: signApproval(this.secret, { confirmationId: id, callId, tool: entry.name, inputHash }) }
   }
 
   /**
@@ -96,7 +107,8 @@ export class Parking {
   ): Promise<boolean> {
     const tool = entry.name
     try {
-      const stored = sealInput(id, input, entry.sensitive, this.key)
+      const binding = { tool, callId }
+      const stored = sealInput(id, input, entry.sensitive, this.key, binding)
       return this.ctx.store
         .park({
           id,
@@ -104,7 +116,7 @@ export class Parking {
           tool,
           callId,
           input: stored,
-          inputHash: this.ctx.hashInput(input, entry.sensitive),
+          inputHash: this.ctx.hashParked(id, binding, input, entry.sensitive),
           expiresAt: null,
           ttlMs,
           data: parkedData(timeoutMs, idempotencyKey),
@@ -167,6 +179,12 @@ export class Parking {
       if (typeof handle !== 'string' || handle.length === 0 || handle.length > 4096) return unknown()
       id = handle
     }
+    /** The refusal of a row altered in the store (it does not run); the `error` event names the parked id, never the input. */
+    const altered = (row: ParkedBinding): Promise<Answered> => {
+      host.reportError(row.callId, row.tool, new Error(`toolwire: parked call ${JSON.stringify(id)} does not match its hash (the row was altered); it does not run`))
+      if (claims !== undefined) return this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
+      return this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), row.tool, row.callId)
+    }
     /** Whether a token's claims name another call than `c`. */
     const unbound = (c: { readonly callId: string; readonly tool: string }, hash: () => string): boolean =>
       claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
@@ -178,7 +196,7 @@ export class Parking {
         // parked here: the real input is in memory
         // a refusal that is not about this call (another kind of id, a token for another call) names no call
         if (local.kind !== kind) return await this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
-        if (unbound(local, () => this.safeHash(local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
+        if (unbound(local, () => this.safeHash(id, local, local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
         known = local
         parked = local
         input = local.input
@@ -197,7 +215,7 @@ export class Parking {
           return { view, call: { tool: pre.tool, callId: pre.callId } }
         }
         try {
-          input = openInput(id, pre.input, this.key)
+          input = openInput(id, pre.input, this.key, { tool: pre.tool, callId: pre.callId })
         } catch (err) {
           host.reportError(pre.callId, pre.tool, err)
           input = undefined
@@ -205,14 +223,10 @@ export class Parking {
         if (input === undefined) {
           return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
         }
-        // the row's content is not trusted: the input that would run must hash to what the row (and
-        // so a token, checked against it above) names. With a store key or an approval secret the hash
-        // is keyed, and a rewritten input cannot be given a matching one
-        if (!this.hashes(input, pre.tool, pre.inputHash)) {
-          host.reportError(pre.callId, pre.tool, new Error(`toolwire: the stored input of parked call ${JSON.stringify(id)} does not match its hash (the row was altered); it does not run`))
-          if (claims !== undefined) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
-          return await this.refuse(INPUT_UNAVAILABLE, inputUnavailableText(what), pre.tool, pre.callId)
-        }
+        // the row's content is not trusted: the tool, call and input that would run must hash to what
+        // the row (and so a token, checked against it above) names. With a store key or an approval
+        // secret the hash is keyed, and a row rewritten (its input, its tool) cannot be given a matching one
+        if (!this.matches(id, pre, input)) return await altered(pre)
         parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }
       }
       if (host.tool(parked.tool) === undefined) {
@@ -220,6 +234,12 @@ export class Parking {
       }
       const claim: ClaimResult = await this.ctx.store.claim(id, { kind, leaseMs: this.ctx.leaseMs })
       if (!claim.ok) return await this.refusedClaim(kind, claim.reason, parked)
+      if (claim.call.tool !== parked.tool || claim.call.callId !== parked.callId) {
+        // the row was given another tool or call after it was checked (or, parked here, at any time):
+        // what runs is what was checked, and that is not what the row now names
+        await this.unclaim(id, claim.fence, claim.call)
+        return await altered(parked)
+      }
       const call = claim.call
       if (host.tool(call.tool) === undefined) {
         // unregistered while the claim was on its way: nothing ran, so the call goes back to parked

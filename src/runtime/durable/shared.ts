@@ -8,7 +8,7 @@ import { refusalError, toolError, ToolResult } from '../../core/result.js'
 import type { CallResult } from '../../core/view.js'
 import type { EvidenceStore } from '../../observe/evidence.js'
 import type { ApprovalSecrets } from '../store/approval.js'
-import type { StoreKeys } from '../store/codec.js'
+import type { ParkedBinding, StoreKeys } from '../store/codec.js'
 import type { ParkedKind, ToolStore } from '../store/types.js'
 import type { ToolEntry, ToolEventName, ToolEvents } from '../types.js'
 
@@ -93,6 +93,13 @@ export interface DurableContext {
    * key or none. @throws TypeError when the input has no JSON form.
    */
   otherHashes(input: unknown): readonly string[]
+  /**
+   * A parked row's hash (its id, tool, call id and input), as the row and a token keep it: keyed
+   * as {@link hashInput} is, else of the redacted input. @throws TypeError when the input has no JSON form.
+   */
+  hashParked(id: string, binding: ParkedBinding, input: unknown, sensitive: ReadonlySet<string> | undefined): string
+  /** {@link hashParked} under the other keys of a rotation (empty with one key or none). */
+  otherParkedHashes(id: string, binding: ParkedBinding, input: unknown): readonly string[]
 }
 
 /** A refusal with this code and message. */

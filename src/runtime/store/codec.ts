@@ -48,6 +48,27 @@ export function keyedInputHash(key: Uint8Array, value: unknown): string {
   return createHmac('sha256', key).update(canonicalJson(value), 'utf8').digest('hex')
 }
 
+/** What a parked call's hash and sealed input are bound to besides its id: the tool that runs and the call it continues. */
+export interface ParkedBinding {
+  readonly tool: string
+  readonly callId: string
+}
+
+/** The prefix of a {@link parkedHash}; a parked row's hash without it was written before the binding (input only). */
+export const PARKED_HASH_PREFIX = 'p2.'
+
+/**
+ * A parked row's hash: of its id, tool, call id and input together, so that a row given another
+ * tool, or another row's input and hash, no longer matches. Keyed (HMAC under `key`, from
+ * {@link inputHashKey}) with a store key or an approval secret; else plain SHA-256 of `value`,
+ * which the caller redacts. @throws TypeError when the input has no JSON form.
+ */
+export function parkedHash(key: Uint8Array | undefined, id: string, binding: ParkedBinding, value: unknown): string {
+  const text = canonicalJson(['toolwire parked call', id, binding.tool, binding.callId, value])
+  const mac = key === undefined ? createHash('sha256') : createHmac('sha256', key)
+  return PARKED_HASH_PREFIX + mac.update(text, 'utf8').digest('hex')
+}
+
 /** The key of {@link keyedInputHash}, derived from a store key or an approval secret (never the same bytes as either). */
 export function inputHashKey(secret: Uint8Array | string): Buffer {
   return createHash('sha256').update('toolwire input hash v1\u0000', 'utf8').update(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret).digest()
@@ -107,13 +128,16 @@ export function distinct(list: readonly Buffer[], option: string, empty: string)
   return Object.freeze([...list])
 }
 
+/** A sealed input bound to its parked id only (written before the binding; still opened). */
 const SEALED = 'tw1.'
+/** A sealed input bound to its parked id, tool and call id. */
+const SEALED_BOUND = 'tw2.'
 
 /** A parked call's input, as a store keeps it. */
 export interface StoredInput {
   /** The input with every sensitive field `'[redacted]'`: what listings, logs and the table show. */
   readonly input: JsonValue
-  /** The whole input, AES-256-GCM under the store's key, bound to the parked id; `null` without a key. */
+  /** The whole input, AES-256-GCM under the store's key, bound to the parked id (and tool and call id when sealed with a binding); `null` without a key. */
   readonly sealed: string | null
   /** Whether redaction hid anything, so that without `sealed` the real input is lost to other processes. */
   readonly redacted: boolean
@@ -123,18 +147,19 @@ export interface StoredInput {
  * Prepares an input for a store: the redacted copy always; the sealed whole when `key` is
  * given (with a list of keys, newest first, under the first). `sensitive` adds field names to
  * the default rules (`password`, `cc-*`).
- * The ciphertext's associated data is `id`, so a sealed input moved to another row does not open.
+ * The ciphertext's associated data is `id` (and, given a `binding`, the tool and call id), so a
+ * sealed input moved to another row, or to a row naming another tool or call, does not open.
  */
-export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<string>, key?: StoreKeys): StoredInput {
+export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<string>, key?: StoreKeys, binding?: ParkedBinding): StoredInput {
   const full = canonicalJson(input)
   const shown = redact(input, sensitive)
   const redacted = canonicalJson(shown) !== full
   if (key === undefined) return { input: shown, sealed: null, redacted }
   const iv = randomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', storeKeyList(key)[0]!, iv)
-  cipher.setAAD(Buffer.from(id, 'utf8'))
+  cipher.setAAD(associatedData(id, binding))
   const body = Buffer.concat([cipher.update(full, 'utf8'), cipher.final()])
-  const sealed = SEALED + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')
+  const sealed = (binding === undefined ? SEALED : SEALED_BOUND) + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')
   return { input: shown, sealed, redacted }
 }
 
@@ -147,16 +172,20 @@ export function sealInput(id: string, input: unknown, sensitive?: ReadonlySet<st
  * rotation): each key is tried in turn, and a wrong key is told by the GCM tag, so a list of
  * `n` keys costs at most `n` passes over the sealed text.
  * @throws Error when the sealed text was altered, belongs to another id, or no key given opens
- * it (the message never shows a key); TypeError when a key is malformed ({@link storeKeyList}).
+ * it, or it was sealed with a binding and `binding` is not the one (the message never shows a
+ * key); TypeError when a key is malformed ({@link storeKeyList}).
  */
-export function openInput(id: string, stored: StoredInput, key?: StoreKeys): JsonValue | undefined {
+export function openInput(id: string, stored: StoredInput, key?: StoreKeys, binding?: ParkedBinding): JsonValue | undefined {
   if (stored.sealed !== null && key !== undefined) {
     const keys = storeKeyList(key)
-    if (!stored.sealed.startsWith(SEALED)) throw new Error('toolwire: a sealed input has an unknown format')
+    const bound = stored.sealed.startsWith(SEALED_BOUND)
+    if (!bound && !stored.sealed.startsWith(SEALED)) throw new Error('toolwire: a sealed input has an unknown format')
+    if (bound && binding === undefined) throw new Error('toolwire: a sealed input is bound to its tool and call, and none was given')
+    const aad = associatedData(id, bound ? binding : undefined)
     const raw = Buffer.from(stored.sealed.slice(SEALED.length), 'base64url')
     if (raw.length < 28) throw new Error('toolwire: a sealed input is truncated')
     for (const k of keys) {
-      const text = openWith(k, id, raw)
+      const text = openWith(k, aad, raw)
       if (text !== undefined) return toFrozenJson(JSON.parse(text))
     }
     throw new Error(
@@ -168,10 +197,20 @@ export function openInput(id: string, stored: StoredInput, key?: StoreKeys): Jso
   return stored.redacted ? undefined : stored.input
 }
 
-/** The text `raw` (IV, tag, ciphertext) seals under `key` for `id`; `undefined` when the tag does not check out. */
-function openWith(key: Buffer, id: string, raw: Buffer): string | undefined {
+/** Whether `stored` was sealed bound to its parked id only (before the tool and call id were bound too). */
+export function sealedUnbound(stored: StoredInput): boolean {
+  return stored.sealed !== null && stored.sealed.startsWith(SEALED)
+}
+
+/** The associated data of a sealed input: its id, or its id, tool and call id. */
+function associatedData(id: string, binding: ParkedBinding | undefined): Buffer {
+  return Buffer.from(binding === undefined ? id : JSON.stringify([id, binding.tool, binding.callId]), 'utf8')
+}
+
+/** The text `raw` (IV, tag, ciphertext) seals under `key` for the associated data `aad`; `undefined` when the tag does not check out. */
+function openWith(key: Buffer, aad: Buffer, raw: Buffer): string | undefined {
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
-  decipher.setAAD(Buffer.from(id, 'utf8'))
+  decipher.setAAD(aad)
   decipher.setAuthTag(raw.subarray(12, 28))
   const body = decipher.update(raw.subarray(28))
   try {
