@@ -62,6 +62,9 @@ export type JsonSchema = { readonly [key: string]: unknown } | boolean
 /** What a tool's `inputSchema` or `outputSchema` may be: a JSON Schema or a Standard Schema. */
 export type ToolSchema = JsonSchema | StandardSchemaV1
 
+/** A JSON Schema object as a provider receives it (a tool's schema in a declaration). */
+export type JsonSchemaObject = { [key: string]: unknown }
+
 type Depth = readonly unknown[]
 
 /** The properties of an object schema that are always present: `required` ones and those with a `default` (applied). */

@@ -24,10 +24,11 @@ import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
 import { ambiguousApproval } from './held.js'
-import { approvalNeeded, listedTools, modelText, renderParts, runCall, type ListedTool } from './shared.js'
+import { listedTools, modelText, renderParts, type ListedTool } from './shared.js'
+import { approvalNeeded, runCall } from './held.js'
 
-export { denyApproval, pendingApproval } from './shared.js'
-export type { HeldCallMatch, PendingApproval } from './shared.js'
+export { denyApproval, pendingApproval } from './held.js'
+export type { HeldCallMatch, PendingApproval } from './held.js'
 
 /** What the model reads of a tool result (the SDK's `ToolResultOutput`). */
 export type AiSdkToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>

@@ -22,7 +22,8 @@ import { ToolMessage } from '@langchain/core/messages'
 import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import type { ContentPart } from '../core/types.js'
-import { freshCallId, listedTools, modelText, renderParts, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+import { freshCallId, listedTools, modelText, renderParts, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+import { runCall } from './held.js'
 
 export type { MediaMode } from './shared.js'
 

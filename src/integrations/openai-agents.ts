@@ -24,12 +24,14 @@ import type { ToolManager } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { toOpenAIResponses, type OpenAIResponsesOutputItem } from '../render/openai.js'
 import { renderParts, sourceOf, statedText, wireText } from '../render/model.js'
-import { approvalNeeded, freshCallId, listedTools, runCall, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+import { freshCallId, listedTools, TEXT_ONLY_WIRE, type ListedTool, type MediaMode } from './shared.js'
+import { approvalNeeded, runCall } from './held.js'
 import { objectSchema, strictParameters } from './providers/declare.js'
 import { strictArguments, strictForm } from './providers/strict.js'
 
-export { denyApproval, pendingApproval } from './shared.js'
-export type { HeldCallMatch, MediaMode, PendingApproval } from './shared.js'
+export { denyApproval, pendingApproval } from './held.js'
+export type { HeldCallMatch, PendingApproval } from './held.js'
+export type { MediaMode } from './shared.js'
 
 /** Options of `openaiAgentTools`. */
 export interface OpenAIAgentToolsOptions {

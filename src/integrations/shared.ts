@@ -90,9 +90,6 @@ function unnamed(part: ContentPart): ContentPart {
   return rest
 }
 
-export { approvalNeeded, denyApproval, pendingApproval, runCall } from './held.js'
-export type { HeldCallMatch, PendingApproval } from './held.js'
-
 /** A fresh call id for a framework call that has none. */
 let seq = 0
 export function freshCallId(prefix: string): string {

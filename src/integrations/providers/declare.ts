@@ -5,12 +5,12 @@
 import type { ToolManager } from '../../runtime/manager.js'
 import type { JsonSchema, ToolManifestEntry } from '../../runtime/tool.js'
 import { StrictSchemaError, strictForm } from './strict.js'
+import type { JsonSchemaObject } from '../../core/schema-types.js'
 
 /** The part of a `ToolManager` a declaration helper uses. */
 export type ToolDeclarer = Pick<ToolManager, 'manifest'>
 
-/** A JSON Schema object as a provider receives it. */
-export type JsonSchemaObject = { [key: string]: unknown }
+export type { JsonSchemaObject }
 
 /** A Chat Completions function tool (the SDK's `ChatCompletionFunctionTool`). */
 export interface OpenAIChatTool {

@@ -9,7 +9,7 @@
  */
 import { setOwn } from '../../core/schema-source.js'
 import type { JsonSchema } from '../../runtime/tool.js'
-import type { JsonSchemaObject } from './declare.js'
+import type { JsonSchemaObject } from '../../core/schema-types.js'
 
 /** A tool's schema strict mode cannot express. */
 export class StrictSchemaError extends TypeError {
