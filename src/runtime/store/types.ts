@@ -224,7 +224,7 @@ export class StoreCorruptRowError extends StoreUnavailableError {
     readonly column: string,
     options?: { cause?: unknown },
   ) {
-    super(`toolwire: the store's row ${JSON.stringify(rowId)} of ${table} has an unreadable ${column} column (not JSON); it is skipped`, options)
+    super(`toolwire: the store's row ${JSON.stringify(rowId)} of ${table} has an unreadable ${column} column (not JSON)`, options)
   }
 }
 
