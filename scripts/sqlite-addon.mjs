@@ -43,6 +43,11 @@ export function sqliteAddonFor(node) {
     const stage = mkdtempSync(join(tmpdir(), 'toolwire-sqlite-'))
     try {
       cpSync(installed, stage, { recursive: true })
+      // the binding's objects and addon `npm install` built are for its Node.js: make must not
+      // take them as up to date (their dependency files name that Node.js's headers, not these)
+      for (const stale of ['build/Release/obj.target/better_sqlite3', 'build/Release/better_sqlite3.node', 'build/Release/obj.target/better_sqlite3.node']) {
+        rmSync(join(stage, stale), { recursive: true, force: true })
+      }
       const env = { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` }
       const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] })
       run(node.bin, [nodeGyp(), 'configure', '--release', `--nodedir=${nodedir}`], stage)
