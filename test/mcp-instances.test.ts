@@ -639,13 +639,19 @@ describe.skipIf(PG_URL === undefined && SQLITE_UNUSABLE !== undefined)('two `too
        * A request to one instance on a connection of its own (never a kept-alive one, which the
        * instance may close as it stops just as the request goes out); a refused connection, or one
        * reset before any answer (it waited in the listen queue of the stopping instance, which
-       * answers every request it read: nothing ran), waits for the restart and tries again.
+       * answers every request it read: nothing ran), or a 503 from an instance that is stopping,
+       * waits for the restart and tries again.
        */
       const to = async (inst: Instance, path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Response> => {
         for (let tries = 0; ; tries++) {
           await inst.ready
           try {
-            return await freshRequest(inst.port, path, init)
+            const answer = await freshRequest(inst.port, path, init)
+            // 503: the instance is stopping and answered before any handler ran (as the proxy retries)
+            if (answer.status !== 503 || tries > 100) return answer
+            await answer.text()
+            await restarted.done
+            continue
           } catch (error) {
             const code = (error as NodeJS.ErrnoException).code
             if (tries > 100 || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== 'EPIPE')) throw error
