@@ -48,7 +48,11 @@ export function sqliteAddonFor(node) {
       for (const stale of ['build/Release/obj.target/better_sqlite3', 'build/Release/better_sqlite3.node', 'build/Release/obj.target/better_sqlite3.node']) {
         rmSync(join(stage, stale), { recursive: true, force: true })
       }
-      const env = { ...process.env, PATH: `${dirname(node.bin)}:${process.env.PATH ?? ''}` }
+      // under `npm run`, npm hands its own settings down as npm_config_* (npm_config_nodedir
+      // names the installing Node.js's headers, and node-gyp prefers it to --nodedir) and NODE:
+      // none of them may reach this build
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_/i.test(k) && k !== 'NODE'))
+      env.PATH = `${dirname(node.bin)}:${process.env.PATH ?? ''}`
       const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] })
       run(node.bin, [nodeGyp(), 'configure', '--release', `--nodedir=${nodedir}`], stage)
       // the SQLite library `npm install` built has no Node.js in it: keep it (make -o: not remade)
@@ -67,7 +71,9 @@ export function sqliteAddonFor(node) {
     console.error(`node-matrix: better-sqlite3 for Node.js ${node.version} compiled in ${((performance.now() - started) / 1000).toFixed(0)} s: ${addon}`)
     return addon
   } catch (err) {
-    const stderr = err?.stderr ? String(err.stderr).trim().split('\n').slice(-5).join('\n') : ''
+    // the lines that say why (a failed load prints its reason before its stack)
+    const lines = err?.stderr ? String(err.stderr).trim().split('\n').filter((l) => !/^\s+at /.test(l)) : []
+    const stderr = lines.slice(-8).join('\n')
     return new Error(`better-sqlite3 could not be compiled for Node.js ${node.version}: ${err?.message?.split('\n')[0]}${stderr ? `\n${stderr}` : ''}`)
   }
 }
