@@ -7,6 +7,8 @@ import { ToolManager } from '../src/runtime/manager.js'
 import {
   clientElicitation,
   confirmationInputRequest,
+  expectedInputOf,
+  MAX_FORM_SCHEMA_CHARS,
   confirmationMode,
   formSchemaOf,
   INVALID_REQUEST_STATE,
@@ -205,6 +207,30 @@ describe('requestState: sealed, bound, refused with a typed reason', () => {
     expect(principalOf('')).toBe('')
     expect(principalOf('tok')).toMatch(/^[0-9a-f]{64}$/)
     expect(principalOf('tok')).not.toBe(principalOf('tok2'))
+  })
+
+  it('an input state carries its form schema (bounded), so the retry checks the answer with no server memory', () => {
+    const codec = new RequestStateCodec({ secret: SECRET_A })
+    const fit = formSchemaOf(FITTING)
+    if (!fit.ok) throw new Error('FITTING must fit')
+    const input = { ...init, kind: 'input' as const, id: 'req-1', schema: fit.schema }
+    const state = codec.verify(codec.seal(input))
+    expect(state.schema).toEqual(FITTING)
+    expect(expectedInputOf(state)).toEqual({ kind: 'input', schema: FITTING })
+    expect(expectedInputOf(codec.verify(codec.seal(init)))).toEqual({ kind: 'confirm', mode: 'form' })
+    expect(expectedInputOf(codec.verify(codec.seal({ ...init, link: '/confirm/x' })))).toEqual({ kind: 'confirm', mode: 'url' })
+    expect(() => codec.seal({ ...init, kind: 'input' })).toThrow(/carries its form schema/)
+    expect(() => codec.seal({ ...init, schema: fit.schema })).toThrow(/carries its form schema/)
+    // the largest schema that fits form elicitation still makes a state that opens
+    const properties: Record<string, unknown> = {}
+    for (let i = 0; JSON.stringify(properties).length < MAX_FORM_SCHEMA_CHARS - 200; i++) properties[`p${i}`] = { type: 'string', enum: ['a'.repeat(60), 'b'.repeat(60)] }
+    const big = formSchemaOf({ type: 'object', properties })
+    expect(big.ok).toBe(true)
+    const token = codec.seal({ ...input, schema: (big as { schema: FormSchema }).schema })
+    expect(token.length).toBeLessThan(20_000)
+    expect(codec.open(token, call).ok).toBe(true)
+    properties.more = { type: 'string', description: 'x'.repeat(300) }
+    expect(formSchemaOf({ type: 'object', properties })).toEqual({ ok: false, reason: 'too_large', at: '' })
   })
 
   it('refuses bad options with a TypeError that names no secret', () => {

@@ -20,7 +20,7 @@ export interface FormSchema {
 
 /** Why a schema does not fit form elicitation, with the JSON Pointer of the place. */
 export interface FormSchemaMisfit {
-  readonly reason: 'not_an_object_schema' | 'nested' | 'unsupported_keyword' | 'bad_value'
+  readonly reason: 'not_an_object_schema' | 'nested' | 'unsupported_keyword' | 'bad_value' | 'too_large'
   readonly at: string
 }
 
@@ -40,6 +40,8 @@ const KEYWORDS: Readonly<Record<string, ReadonlySet<string>>> = {
 }
 /** The most properties a form may have (a form a person fills in). */
 const MAX_PROPERTIES = 100
+/** The most characters of a form schema's JSON: it travels sealed in the `requestState`, which stays under 20,000 characters. */
+export const MAX_FORM_SCHEMA_CHARS = 8192
 
 type Obj = { readonly [key: string]: unknown }
 
@@ -100,7 +102,8 @@ function valuesFit(shape: keyof typeof KEYWORDS, p: Obj): boolean {
  * The wire copy of `schema` when it fits form elicitation: `type: "object"`, flat `properties`
  * each a primitive or a string enum (with only the keywords the revision defines for it),
  * `required` naming some of them, and optionally `$schema`, `title`, `description` and
- * `additionalProperties` (the last three are not sent); otherwise where and why it does not fit.
+ * `additionalProperties` (the last three are not sent), at most 8,192 characters of JSON;
+ * otherwise where and why it does not fit.
  */
 export function formSchemaOf(schema: unknown): { readonly ok: true; readonly schema: FormSchema } | ({ readonly ok: false } & FormSchemaMisfit) {
   const misfit = (reason: FormSchemaMisfit['reason'], at: string) => ({ ok: false as const, reason, at })
@@ -124,6 +127,7 @@ export function formSchemaOf(schema: unknown): { readonly ok: true; readonly sch
   const out: { -readonly [K in keyof FormSchema]: FormSchema[K] } = { type: 'object', properties }
   if (schema.required !== undefined) out.required = [...(schema.required as readonly string[])]
   if (schema.$schema !== undefined) out.$schema = schema.$schema as string
+  if (JSON.stringify(out).length > MAX_FORM_SCHEMA_CHARS) return misfit('too_large', '')
   return { ok: true, schema: out }
 }
 

@@ -15,10 +15,10 @@ import type { CallResult } from '../core/view.js'
 import type { PendingRequest } from '../core/types.js'
 import { mcpConfirmationFormMessage, mcpConfirmationUrlMessage, mcpInputMessage, dialogLine } from '../core/texts.js'
 import { formContentOf, formSchemaOf, type FormSchema, type FormSchemaMisfit } from './elicit-schema.js'
-import type { RequestStateKind } from './request-state.js'
+import type { RequestState, RequestStateKind } from './request-state.js'
 
 export * from './request-state.js'
-export { formContentOf, formSchemaOf, type FormPropertySchema, type FormSchema, type FormSchemaMisfit, type FormContent } from './elicit-schema.js'
+export { formContentOf, formSchemaOf, MAX_FORM_SCHEMA_CHARS, type FormPropertySchema, type FormSchema, type FormSchemaMisfit, type FormContent } from './elicit-schema.js'
 
 /** A call waiting for confirmation, as `tm.call` answers it. */
 export type ConfirmationView = Extract<CallResult, { status: 'needs_confirmation' }>
@@ -177,6 +177,12 @@ export type InputAnswer =
 
 /** What was asked under the key: a confirmation in a mode, or input for a form schema. */
 export type ExpectedInput = { readonly kind: 'confirm'; readonly mode: 'form' | 'url' } | { readonly kind: 'input'; readonly schema: FormSchema }
+
+/** What an opened state asked for: a confirmation by URL when it carries a link, else in a form; or input for its schema. */
+export function expectedInputOf(state: RequestState): ExpectedInput {
+  if (state.kind === 'input') return { kind: 'input', schema: state.schema! }
+  return { kind: 'confirm', mode: state.link === undefined ? 'form' : 'url' }
+}
 
 /**
  * Reads the answer under `key` of a retry's `inputResponses` (untrusted: never throws). A missing

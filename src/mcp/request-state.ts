@@ -19,6 +19,7 @@ import { createHash, hkdfSync, randomBytes } from 'node:crypto'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { inputHash } from '../runtime/store/codec.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from './seal.js'
+import type { FormSchema } from './elicit-schema.js'
 
 /** What a state continues: a confirmation (`needs_confirmation`) or a tool's `pending({ kind: 'input' })`. */
 export type RequestStateKind = 'confirm' | 'input'
@@ -38,6 +39,12 @@ export interface RequestStateInit {
   readonly round?: number
   /** The confirmation page's link path, for a URL-mode confirmation whose decision the retry waits for. */
   readonly link?: string
+  /**
+   * The form schema an input request asked for (required for `kind: 'input'`, refused for
+   * `'confirm'`): the retry checks the answer against it with no server memory. `formSchemaOf`
+   * bounds it, so a state stays under 20,000 characters.
+   */
+  readonly schema?: FormSchema
 }
 
 /** An opened state: what was sealed, with the arguments' hash and the expiry. */
@@ -51,6 +58,8 @@ export interface RequestState {
   readonly principal: string
   readonly round: number
   readonly link?: string
+  /** The form schema of an input request (`kind: 'input'` only). */
+  readonly schema?: FormSchema
   /** When the state stops opening, in ms since the epoch (on the codec's clock). */
   readonly expiresAt: number
 }
@@ -157,13 +166,16 @@ function unpack(plain: Buffer): RequestState | undefined {
   } catch {
     return undefined
   }
-  if (!Array.isArray(fields) || fields.length !== 10) return undefined
-  const [v, kind, tool, argumentsHash, callId, id, principal, round, expiresAt, link] = fields as unknown[]
+  if (!Array.isArray(fields) || fields.length !== 11) return undefined
+  const [v, kind, tool, argumentsHash, callId, id, principal, round, expiresAt, link, schema] = fields as unknown[]
   const strings = [tool, argumentsHash, callId, id, principal]
   if (v !== VERSION || !KINDS.has(kind) || !strings.every((s) => typeof s === 'string')) return undefined
   if (!Number.isSafeInteger(round) || (round as number) < 1 || typeof expiresAt !== 'number' || !(link === null || typeof link === 'string')) return undefined
+  // an input state carries its form schema, a confirmation none
+  if ((kind === 'input') !== (typeof schema === 'object' && schema !== null && !Array.isArray(schema))) return undefined
   const state = { kind, tool, argumentsHash, callId, id, principal, round, expiresAt } as { -readonly [K in keyof RequestState]: RequestState[K] }
   if (typeof link === 'string') state.link = link
+  if (kind === 'input') state.schema = schema as FormSchema
   return Object.freeze(state)
 }
 
@@ -188,11 +200,16 @@ export class RequestStateCodec {
     this.now = options.now ?? Date.now
   }
 
-  /** A sealed state for `init`, opening until `ttlMs` from now. @throws TypeError when the arguments have no JSON form. */
+  /**
+   * A sealed state for `init`, opening until `ttlMs` from now.
+   * @throws TypeError when the arguments have no JSON form, the round is not a positive integer,
+   * or the schema is missing from an input state or given to a confirmation.
+   */
   seal(init: RequestStateInit): string {
     const round = init.round ?? 1
     if (!Number.isSafeInteger(round) || round < 1) throw new TypeError('toolwire: a requestState round is a positive integer')
-    const fields = [VERSION, init.kind, init.tool, inputHash(init.arguments), init.callId, init.id, init.principal, round, this.now() + this.ttlMs, init.link ?? null]
+    if ((init.kind === 'input') !== (init.schema !== undefined)) throw new TypeError('toolwire: an input requestState carries its form schema, a confirmation none')
+    const fields = [VERSION, init.kind, init.tool, inputHash(init.arguments), init.callId, init.id, init.principal, round, this.now() + this.ttlMs, init.link ?? null, init.schema ?? null]
     const { id, key } = this.keys[0]!
     const sealed = sealBytes(key, associatedData(id), Buffer.from(JSON.stringify(fields), 'utf8'))
     return PREFIX + Buffer.concat([id, sealed]).toString('base64url')
