@@ -332,6 +332,7 @@ describe('the input request of a confirmation', () => {
     valid('ElicitRequest', request)
     valid('CallToolResultResponse', { jsonrpc: '2.0', id: 'a', result: { resultType: 'input_required', inputRequests: { [inputKey('confirm', 2)]: request }, requestState: 'twrs1.x' } })
     expect(() => confirmationInputRequest(view, 'url')).toThrow(TypeError)
+    expect(() => confirmationInputRequest(view, 'url', '/confirm/p1.sealed')).toThrow(/absolute URL/)
   })
 
   it('a hostile summary and hostile changes: one line each, control and bidi characters replaced, bounded', async () => {

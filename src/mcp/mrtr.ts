@@ -111,11 +111,11 @@ export function confirmationMode({ capabilities, confirmVia, linkAvailable }: Co
  * is `Confirm: <summary>` and the redacted changes, one line each (bounded: see
  * `mcpConfirmationFormMessage`), and the schema a required boolean `approve` (default `false`).
  * URL: `Approve or deny: <summary>` and the approval page's absolute `link`.
- * @throws TypeError for URL mode without a link.
+ * @throws TypeError for URL mode without a link that is an absolute URL.
  */
 export function confirmationInputRequest(view: ConfirmationView, mode: 'form' | 'url', link?: string): ElicitationInputRequest {
   if (mode === 'url') {
-    if (typeof link !== 'string' || link === '') throw new TypeError('toolwire: a URL-mode confirmation needs the approval link')
+    if (typeof link !== 'string' || !URL.canParse(link)) throw new TypeError('toolwire: a URL-mode confirmation needs the approval link as an absolute URL')
     return { method: 'elicitation/create', params: { mode: 'url', message: mcpConfirmationUrlMessage(view.summary), url: link } }
   }
   return {
