@@ -498,6 +498,7 @@ for (const impl of impls) {
         await s.close()
         // what schema 1 had: no created_at on evidence, no input in the ledger (schema 3)
         await impl.exec(place, [
+          'DROP TABLE toolwire_tasks',
           'DROP INDEX toolwire_evidence_created',
           'ALTER TABLE toolwire_evidence DROP COLUMN created_at',
           'ALTER TABLE toolwire_ledger DROP COLUMN input',
