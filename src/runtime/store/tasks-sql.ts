@@ -129,6 +129,7 @@ export class SqlTaskStore implements TaskStore {
     const rows = await this.db.all(
       `UPDATE toolwire_tasks SET
          status = CASE WHEN ? = 1 THEN ? ELSE status END,
+         parked_id = CASE WHEN ? = 1 THEN ? ELSE parked_id END,
          status_message = CASE WHEN ? = 1 THEN ? ELSE status_message END,
          input_requests = CASE WHEN ? = 1 THEN ? ELSE input_requests END,
          responses = CASE WHEN ? = 1 THEN ? ELSE responses END,
@@ -141,7 +142,7 @@ export class SqlTaskStore implements TaskStore {
          AND (expires_at IS NULL OR expires_at > ?)
        RETURNING ${COLUMNS}`,
       [
-        ...field(patch.status), ...field(patch.statusMessage), ...field(json(patch.inputRequests)), ...field(json(patch.responses)),
+        ...field(patch.status), ...field(patch.parkedId), ...field(patch.statusMessage), ...field(json(patch.inputRequests)), ...field(json(patch.responses)),
         ...field(json(patch.result)), ...field(json(patch.error)), ...field(patch.pollIntervalMs), ...field(lease),
         now, taskIdDigest(taskId), owner, version, now,
       ],

@@ -78,6 +78,8 @@ export interface TaskRow {
 /** What `update` may change. A field left out keeps its value. */
 export interface TaskPatch {
   readonly status?: TaskStatus
+  /** The parked call the task now waits on (a continued call parked again). */
+  readonly parkedId?: string | null
   readonly statusMessage?: string | null
   readonly inputRequests?: JsonObject | null
   readonly result?: JsonObject | null
