@@ -10,11 +10,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ToolManager } from '../src/runtime/manager.js'
+import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { taskOwner, tasksOf, type ToolStore } from '../src/runtime/store/index.js'
 import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declaresTasks, tasksNotDeclared, type CreateTaskResult } from '../src/mcp/tasks.js'
-import { referencePath } from './support.js'
+import { gate, referencePath } from './support.js'
 import { storeKinds, storePair } from './stores.js'
 
 const kinds = await storeKinds('mcp_tasks')
@@ -325,6 +325,67 @@ for (const kind of kinds) {
       expect((await tm.confirm(parkedId, { approve: true })).status).toBe('refused')
       expect((await tasks.sweep()).failed).toEqual([])
       expect(runs).toEqual([])
+    })
+
+    it('a confirmed call that parks again asks anew under a new key (input-2); keys are never reused', async () => {
+      const { a } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      tm.register({
+        name: 'migrate',
+        inputSchema: { type: 'object' },
+        needsConfirmation: true,
+        run: () => pending({ id: 'req-migrate', kind: 'input', prompt: 'Which database?' }),
+        resume: (answer: unknown) => {
+          runs.push(`migrate:${String(answer)}`)
+          return { migrated: answer }
+        },
+      })
+      const tasks = tasksFor(tm, a)
+      const handle = await callAsTask(tm, tasks, 'migrate', {}, 'mcp_t_10')
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'confirm-1': ACCEPT } }, OWNER)
+      await tasks.idle()
+      const asking = await tasks.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', asking)
+      expect(asking.status).toBe('input_required')
+      expect(Object.keys(asking.inputRequests!)).toEqual(['input-2'])
+      // the old key is not outstanding any more: answering it again does nothing
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'confirm-1': ACCEPT } }, OWNER)
+      await tasks.idle()
+      expect((await tasks.get({ taskId: handle.taskId }, OWNER)).status).toBe('input_required')
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'input-2': { action: 'accept', content: { answer: 'orders' } } } }, OWNER)
+      await tasks.idle()
+      expect(await tasks.get({ taskId: handle.taskId }, OWNER)).toMatchObject({ status: 'completed', result: { structuredContent: { migrated: 'orders' } } })
+      expect(runs).toEqual(['migrate:orders'])
+    })
+
+    it('tasks/cancel of a task running here interrupts its run (cooperative): the task ends cancelled', async () => {
+      const { a } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      const started = gate()
+      tm.register({
+        name: 'slow_delete',
+        inputSchema: { type: 'object' },
+        needsConfirmation: true,
+        run: async (_input: unknown, ctx: ToolContext) => {
+          runs.push('slow:start')
+          started.release()
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))
+          return 'stopped'
+        },
+      })
+      const tasks = tasksFor(tm, a)
+      const handle = await callAsTask(tm, tasks, 'slow_delete', {}, 'mcp_t_11')
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'confirm-1': ACCEPT } }, OWNER)
+      await started.promise
+      expect((await tasks.get({ taskId: handle.taskId }, OWNER)).status).toBe('working')
+      expect(await tasks.cancel({ taskId: handle.taskId }, OWNER)).toEqual({ resultType: 'complete' })
+      await tasks.idle()
+      const got = await tasks.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', got)
+      expect(got.status).toBe('cancelled')
+      expect(runs).toEqual(['slow:start'])
     })
 
     it.runIf(kind.durable)('a task survives a restart: a new store handle and manager find it and finish it', async () => {
