@@ -359,6 +359,31 @@ for (const kind of kinds) {
       expect(runs).toEqual(['migrate:orders'])
     })
 
+    it('a sensitive field never reaches the task row: not in its input request, not in its result', async () => {
+      const { a } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      tm.register({
+        name: 'pay',
+        inputSchema: { type: 'object' },
+        needsConfirmation: true,
+        sensitive: ['cardToken'],
+        run: (input: { id: string; cardToken: string }) => {
+          runs.push(`pay:${input.cardToken}`)
+          return { paid: input.id, cardToken: input.cardToken }
+        },
+      })
+      const tasks = tasksFor(tm, a)
+      const handle = await callAsTask(tm, tasks, 'pay', { id: 'p1', cardToken: 'tok_SECRET_42' }, 'mcp_t_12')
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'confirm-1': ACCEPT } }, OWNER)
+      await tasks.idle()
+      const done = await tasks.get({ taskId: handle.taskId }, OWNER)
+      expect(done).toMatchObject({ status: 'completed', result: { structuredContent: { paid: 'p1' } } })
+      expect(runs).toEqual(['pay:tok_SECRET_42'])
+      expect(JSON.stringify(done)).not.toContain('tok_SECRET_42')
+      expect(JSON.stringify(await tasksOf(a)!.get(handle.taskId, OWNER))).not.toContain('tok_SECRET_42')
+    })
+
     it('tasks/cancel of a task running here interrupts its run (cooperative): the task ends cancelled', async () => {
       const { a } = await pair()
       const runs: string[] = []
