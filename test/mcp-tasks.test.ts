@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { taskOwner, tasksOf, type ToolStore } from '../src/runtime/store/index.js'
-import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declaresTasks, tasksNotDeclared, type CreateTaskResult } from '../src/mcp/tasks.js'
+import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declaresTasks, longRunningOf, tasksNotDeclared, type CreateTaskResult } from '../src/mcp/tasks.js'
 import { gate, referencePath } from './support.js'
 import { storeKinds, storePair } from './stores.js'
 
@@ -145,6 +145,22 @@ describe('when a tools/call becomes a task', () => {
       data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
     })
     valid('TaskErrorResponse', { code: e.code, message: e.message, data: e.data })
+  })
+
+  it('longRunning is checked at register and shown in the manifest', () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'a', inputSchema: { type: 'object' }, longRunning: true, run: () => 1 })
+    tm.register({ name: 'b', inputSchema: { type: 'object' }, longRunning: { afterMs: 1500 }, run: () => 1 })
+    tm.register({ name: 'c', inputSchema: { type: 'object' }, run: () => 1 })
+    expect(tm.manifest().map((m) => m.longRunning)).toEqual([true, { afterMs: 1500 }, undefined])
+    expect(longRunningOf(tm, 'b')).toEqual({ afterMs: 1500 })
+    expect(longRunningOf(tm, 'c')).toBeUndefined()
+    expect(longRunningOf(tm, 'nope')).toBeUndefined()
+    for (const bad of [false, 1, {}, { afterMs: -1 }, { afterMs: Number.NaN }, { afterMs: 2 ** 31 }, null]) {
+      expect(() => tm.register({ name: 'd', inputSchema: { type: 'object' }, longRunning: bad as never, run: () => 1 })).toThrow(
+        'toolwire: tool "d" longRunning must be true or { afterMs } (a number of ms ≥ 0)',
+      )
+    }
   })
 
   it('a call that finished, failed or needs an authorization URL stays a plain result', async () => {
@@ -411,6 +427,91 @@ for (const kind of kinds) {
       valid('GetTaskResult', got)
       expect(got.status).toBe('cancelled')
       expect(runs).toEqual(['slow:start'])
+    })
+
+    it('longRunning: true: the task is committed before the call starts; the call runs detached, once, and completes the task', async () => {
+      const { a, b } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      const release = gate()
+      tm.register({
+        name: 'build',
+        inputSchema: { type: 'object' },
+        longRunning: true,
+        run: async () => {
+          runs.push('build:start')
+          await release.promise
+          return { built: true }
+        },
+      })
+      const tasks = tasksFor(tm, a)
+      const rule = longRunningOf(tm, 'build')
+      expect(rule).toBe(true)
+      const out = await tasks.runLong({ tool: 'build', callId: 'mcp_t_13', owner: OWNER }, rule!, () => tm.call('build', {}, { callId: 'mcp_t_13' }))
+      expect('task' in out).toBe(true)
+      const handle = (out as { task: CreateTaskResult }).task
+      // committed: the other handle on the store finds it
+      expect((await tasksOf(b)!.get(handle.taskId, OWNER))?.status).toBe('working')
+      valid('CreateTaskResult', handle)
+      expect(handle).toMatchObject({ resultType: 'task', status: 'working', _meta: { 'toolwire/callId': 'mcp_t_13' } })
+      const working = await tasks.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', working)
+      expect(working.status).toBe('working')
+      release.release()
+      await tasks.idle()
+      const done = await tasks.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', done)
+      expect(done).toMatchObject({ status: 'completed', result: { structuredContent: { built: true } } })
+      expect(runs).toEqual(['build:start'])
+    })
+
+    it('longRunning: { afterMs }: a call that finishes in time answers its own result; one that does not becomes a task', async () => {
+      const { a } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      const release = gate()
+      tm.register({ name: 'quick', inputSchema: { type: 'object' }, longRunning: { afterMs: 2 ** 31 - 1 }, run: () => 'fast' })
+      tm.register({
+        name: 'slow',
+        inputSchema: { type: 'object' },
+        longRunning: { afterMs: 0 },
+        run: async () => {
+          await release.promise
+          runs.push('slow:done')
+          return 'late'
+        },
+      })
+      const tasks = tasksFor(tm, a)
+      const quick = await tasks.runLong({ tool: 'quick', callId: 'mcp_t_14', owner: OWNER }, longRunningOf(tm, 'quick')!, () => tm.call('quick', {}, { callId: 'mcp_t_14' }))
+      expect(quick).toEqual({ view: expect.objectContaining({ status: 'ok', data: 'fast' }) })
+      const slow = await tasks.runLong({ tool: 'slow', callId: 'mcp_t_15', owner: OWNER }, longRunningOf(tm, 'slow')!, () => tm.call('slow', {}, { callId: 'mcp_t_15' }))
+      const handle = (slow as { task: CreateTaskResult }).task
+      valid('CreateTaskResult', handle)
+      expect(handle.status).toBe('working')
+      release.release()
+      await tasks.idle()
+      expect(await tasks.get({ taskId: handle.taskId }, OWNER)).toMatchObject({ status: 'completed', result: { isError: false, content: [{ type: 'text', text: 'late' }] } })
+      expect(runs).toEqual(['slow:done'])
+    })
+
+    it('longRunning whose process died mid-run: the sweep (on another instance) fails the task; the run finishing later changes nothing', async () => {
+      const { a, b, clock } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      const release = gate()
+      tm.register({ name: 'hang', inputSchema: { type: 'object' }, longRunning: true, run: async () => { await release.promise; runs.push('hang:done'); return 1 } })
+      const tasks = tasksFor(tm, a)
+      const out = await tasks.runLong({ tool: 'hang', callId: 'mcp_t_16', owner: OWNER }, true, () => tm.call('hang', {}, { callId: 'mcp_t_16' }))
+      const handle = (out as { task: CreateTaskResult }).task
+      const other = tasksFor(manager(b, runs), b)
+      clock.t += 60_000 // the lease (tasksFor: 60 s) ran out: the instance running it is taken for dead
+      expect((await other.sweep()).failed).toHaveLength(1)
+      const failed = await other.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', failed)
+      expect(failed).toMatchObject({ status: 'failed', error: { data: { toolwire: { status: 'outcome_unknown' } } } })
+      release.release()
+      await tasks.idle()
+      expect((await tasks.get({ taskId: handle.taskId }, OWNER)).status).toBe('failed')
     })
 
     it.runIf(kind.durable)('a task survives a restart: a new store handle and manager find it and finish it', async () => {

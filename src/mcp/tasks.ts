@@ -126,7 +126,15 @@ export interface TaskCall {
 }
 
 /** What the tasks methods use of a manager. */
-export type TaskManager = Pick<ToolManager, 'confirm' | 'resume' | 'cancel' | 'recover'>
+export type TaskManager = Pick<ToolManager, 'confirm' | 'resume' | 'cancel' | 'recover' | 'list'>
+
+/** A tool's `longRunning` rule (`ToolDefinition.longRunning`). */
+export type LongRunning = true | { readonly afterMs: number }
+
+/** The `longRunning` rule of the tool `name`, if it is registered with one. */
+export function longRunningOf(tm: Pick<ToolManager, 'list'>, name: string): LongRunning | undefined {
+  return tm.list().find((def) => def.name === name)?.longRunning
+}
 
 type Parked = Extract<CallResult, { status: 'needs_confirmation' }> | Extract<CallResult, { status: 'pending' }>
 
@@ -283,6 +291,48 @@ export class McpTasks {
     return { resultType: 'task', ...wireTask(taskId, task), _meta: { [MCP_CALL_ID_META_KEY]: call.callId } }
   }
 
+  /**
+   * A `tools/call` of a tool with a `longRunning` rule, from a client that declared the
+   * extension. `start` makes the call (`tm.call` with the call id, and without the request's
+   * signal: a call that became a task outlives its request; `tasks/cancel` stops it). `true`:
+   * the task is committed first, then the call starts detached; `{ afterMs }`: the call starts,
+   * and becomes a task only if it has not finished after `afterMs` (otherwise its own view is
+   * the answer, for the caller to render, and to pass to {@link taskFor} if it parked).
+   * Rejects with a `StoreUnavailableError` when the task cannot be created.
+   */
+  async runLong(call: TaskCall, rule: LongRunning, start: () => Promise<CallResult>): Promise<{ readonly task: CreateTaskResult } | { readonly view: CallResult }> {
+    if (rule === true) {
+      const task = await this.createWorking(call)
+      this.track(task.taskId, call.owner, call.callId, start())
+      return { task }
+    }
+    const run = start()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, rule.afterMs, undefined)
+    })
+    const early = await Promise.race([run, late])
+    clearTimeout(timer)
+    if (early !== undefined) return { view: early }
+    const task = await this.createWorking(call)
+    this.track(task.taskId, call.owner, call.callId, run)
+    return { task }
+  }
+
+  /** A committed task in `working`, under a lease, for a call about to run (or running) here. */
+  private async createWorking(call: TaskCall): Promise<CreateTaskResult> {
+    const { taskId, task } = await this.tasks.create({
+      owner: call.owner,
+      callId: call.callId,
+      tool: call.tool,
+      status: 'working',
+      ttlMs: this.ttlMs,
+      pollIntervalMs: this.pollIntervalMs,
+      leaseMs: this.leaseMs,
+    })
+    return { resultType: 'task', ...wireTask(taskId, task), _meta: { [MCP_CALL_ID_META_KEY]: call.callId } }
+  }
+
   /** `tasks/get`. @throws TaskRequestError -32602 for an unknown, foreign or expired task, -32603 when the store fails. */
   async get(params: unknown, owner: string): Promise<GetTaskResult> {
     const { taskId, row } = await this.find(params, owner)
@@ -390,16 +440,22 @@ export class McpTasks {
   /** Continues the task's call here, detached, and records its outcome. */
   private detach(taskId: string, owner: string, task: TaskRow, prefix: 'confirm' | 'input', decision: { readonly go: boolean; readonly answer: JsonValue }): void {
     const parkedId = task.parkedId!
-    const done = (async () => {
-      let view: CallResult | undefined
-      if (prefix === 'confirm') view = await this.tm.confirm(parkedId, { approve: decision.go })
-      else if (decision.go) view = await this.tm.resume(parkedId, decision.answer)
-      else await this.store.deny(parkedId)
-      await this.settle(taskId, owner, task.callId, view)
+    const work = (async (): Promise<CallResult | undefined> => {
+      if (prefix === 'confirm') return this.tm.confirm(parkedId, { approve: decision.go })
+      if (decision.go) return this.tm.resume(parkedId, decision.answer)
+      await this.store.deny(parkedId)
+      return undefined
     })()
+    this.track(taskId, owner, task.callId, work)
+  }
+
+  /** Records the outcome of `work`, a run of the task's call here (`undefined`: declined); `tasks/cancel` can interrupt it meanwhile. */
+  private track(taskId: string, owner: string, callId: string, work: Promise<CallResult | undefined>): void {
+    const done = work
+      .then((view) => this.settle(taskId, owner, callId, view))
       .catch((err: unknown) => this.onError(err))
       .finally(() => this.running.delete(taskId))
-    this.running.set(taskId, { callId: task.callId, done })
+    this.running.set(taskId, { callId, done })
   }
 
   /** Records a continued call's outcome: another wait (a new key), cancelled, or completed with its result. */
