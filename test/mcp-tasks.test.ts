@@ -12,7 +12,7 @@ import { createRequire } from 'node:module'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
-import { taskOwner, tasksOf, type ToolStore } from '../src/runtime/store/index.js'
+import { MemoryStore, StoreUnavailableError, taskOwner, tasksOf, type ToolStore } from '../src/runtime/store/index.js'
 import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declaresTasks, longRunningOf, tasksNotDeclared, type CreateTaskResult } from '../src/mcp/tasks.js'
 import { gate, referencePath } from './support.js'
 import { storeKinds, storePair } from './stores.js'
@@ -161,6 +161,40 @@ describe('when a tools/call becomes a task', () => {
         'toolwire: tool "d" longRunning must be true or { afterMs } (a number of ms ≥ 0)',
       )
     }
+  })
+
+  it('a task that cannot be created: longRunning true rejects and nothing runs; { afterMs } answers the call\'s own view when it ends', async () => {
+    const store = new MemoryStore()
+    const runs: string[] = []
+    const tm = new ToolManager({ store })
+    const release = gate()
+    tm.register({ name: 'now', inputSchema: { type: 'object' }, longRunning: true, run: () => { runs.push('now'); return 1 } })
+    tm.register({ name: 'later', inputSchema: { type: 'object' }, longRunning: { afterMs: 0 }, run: async () => { await release.promise; runs.push('later'); return 2 } })
+    const real = store.tasks
+    let creates = 0
+    const broken: ToolStore = Object.assign(Object.create(store) as ToolStore, {
+      tasks: {
+        create: async () => {
+          // the second create is the one after afterMs: the slow call may finish now
+          if (++creates === 2) release.release()
+          throw new StoreUnavailableError('toolwire: the memory store failed: disk on fire')
+        },
+        get: real.get.bind(real),
+        update: real.update.bind(real),
+        respond: real.respond.bind(real),
+        sweep: real.sweep.bind(real),
+      },
+    })
+    const errors: unknown[] = []
+    const tasks = McpTasks.open(tm, broken, { onError: (e) => errors.push(e) })!
+    await expect(tasks.runLong({ tool: 'now', callId: 'c1', owner: OWNER }, true, () => tm.call('now', {}, { callId: 'c1' }))).rejects.toBeInstanceOf(StoreUnavailableError)
+    expect(runs).toEqual([])
+    const out = await tasks.runLong({ tool: 'later', callId: 'c2', owner: OWNER }, { afterMs: 0 }, () => tm.call('later', {}, { callId: 'c2' }))
+    expect(out).toEqual({ view: expect.objectContaining({ status: 'ok', data: 2 }) })
+    expect(runs).toEqual(['later'])
+    // the first failure was the rejection; the second went to onError
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBeInstanceOf(StoreUnavailableError)
   })
 
   it('a call that finished, failed or needs an authorization URL stays a plain result', async () => {

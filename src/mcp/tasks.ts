@@ -126,7 +126,7 @@ export interface TaskCall {
 }
 
 /** What the tasks methods use of a manager. */
-export type TaskManager = Pick<ToolManager, 'confirm' | 'resume' | 'cancel' | 'recover' | 'list'>
+export type TaskManager = Pick<ToolManager, 'confirm' | 'resume' | 'cancel' | 'recover'>
 
 /** A tool's `longRunning` rule (`ToolDefinition.longRunning`). */
 export type LongRunning = true | { readonly afterMs: number }
@@ -298,7 +298,9 @@ export class McpTasks {
    * the task is committed first, then the call starts detached; `{ afterMs }`: the call starts,
    * and becomes a task only if it has not finished after `afterMs` (otherwise its own view is
    * the answer, for the caller to render, and to pass to {@link taskFor} if it parked).
-   * Rejects with a `StoreUnavailableError` when the task cannot be created.
+   * With `true`, rejects with a `StoreUnavailableError` when the task cannot be created
+   * (nothing ran); with `{ afterMs }`, the call's own view then answers when it ends (the
+   * failure goes to `onError`).
    */
   async runLong(call: TaskCall, rule: LongRunning, start: () => Promise<CallResult>): Promise<{ readonly task: CreateTaskResult } | { readonly view: CallResult }> {
     if (rule === true) {
@@ -314,7 +316,14 @@ export class McpTasks {
     const early = await Promise.race([run, late])
     clearTimeout(timer)
     if (early !== undefined) return { view: early }
-    const task = await this.createWorking(call)
+    let task: CreateTaskResult
+    try {
+      task = await this.createWorking(call)
+    } catch (err) {
+      // no task could be made: the call goes on, and its own view answers the request when it ends
+      this.onError(err)
+      return { view: await run }
+    }
     this.track(task.taskId, call.owner, call.callId, run)
     return { task }
   }
