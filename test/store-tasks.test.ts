@@ -18,7 +18,7 @@ import {
   type ToolStore,
 } from '../src/runtime/store/index.js'
 import { NO_TASKS_SUPPORT } from '../src/runtime/store/tasks.js'
-import { PG_URL, storeKinds, type Clock, type StoreKind } from './stores.js'
+import { PG_URL, storeKinds, withStores, type StoreKind } from './stores.js'
 
 const kinds = await storeKinds('store_tasks')
 
@@ -62,29 +62,10 @@ async function dumpTasks(kind: StoreKind, place: string): Promise<string> {
   return JSON.stringify(rows)
 }
 
-async function withStore<T>(kind: StoreKind, f: (open: () => Promise<ToolStore>, clock: Clock, place: string) => Promise<T>): Promise<T> {
-  const place = kind.place()
-  const clock: Clock = { t: 1_000_000 }
-  const opened: ToolStore[] = []
-  try {
-    return await f(
-      async () => {
-        const s = await kind.open(place, clock)
-        opened.push(s)
-        return s
-      },
-      clock,
-      place,
-    )
-  } finally {
-    for (const s of opened) await s.close()
-  }
-}
-
 for (const kind of kinds) {
   describe.skipIf(kind.skip)(`${kind.name} store: tasks`, () => {
     it('create returns a twt_ id of 256 bits; get finds the task by it, for its owner only; an unknown or foreign id is not found alike', async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const t = tasks(await open())
         const { taskId, task } = await t.create(confirmTask())
         expect(isTaskIdShape(taskId)).toBe(true)
@@ -109,7 +90,7 @@ for (const kind of kinds) {
     })
 
     it('update is a compare-and-swap on the version; a terminal task never changes', async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const t = tasks(await open())
         const { taskId } = await t.create(confirmTask({ status: 'working', inputRequests: null, parkedId: null }))
         clock.t += 5
@@ -125,7 +106,7 @@ for (const kind of kinds) {
     })
 
     it('respond records answers for outstanding keys only, each for one caller; the last one makes the task working under a lease', async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const t = tasks(await open())
         const two = { 'confirm-1': { method: 'elicitation/create', params: {} }, 'confirm-2': { method: 'elicitation/create', params: {} } }
         const { taskId } = await t.create(confirmTask({ inputRequests: two }))
@@ -144,7 +125,7 @@ for (const kind of kinds) {
     })
 
     it('a second handle on the same store sees the task and its changes', async () => {
-      await withStore(kind, async (open) => {
+      await withStores(kind, async (open) => {
         const a = tasks(await open())
         const b = tasks(await open())
         const { taskId } = await a.create(confirmTask())
@@ -155,7 +136,7 @@ for (const kind of kinds) {
     })
 
     it('sweep fails a working task whose lease ran out, once, as outcome unknown; it does not touch an input_required one', async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const t = tasks(await open())
         const running = await t.create(confirmTask({ status: 'working', inputRequests: null, parkedId: null, leaseMs: 1000 }))
         const waiting = await t.create(confirmTask())
@@ -172,7 +153,7 @@ for (const kind of kinds) {
     })
 
     it("sweep fails a working task whose parked call the store's lease sweep marked unknown (its process died mid-run)", async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const s = await open()
         const t = tasks(s)
         await s.park({ id: 'cf_9', kind: 'confirmation', callId: 'call_9', tool: 'delete_file', input: { input: {}, sealed: null, redacted: false }, inputHash: inputHash({}), expiresAt: null })
@@ -188,7 +169,7 @@ for (const kind of kinds) {
     })
 
     it('an expired task is not found, and sweep deletes it; a task with ttl null stays', async () => {
-      await withStore(kind, async (open, clock) => {
+      await withStores(kind, async (open, clock) => {
         const t = tasks(await open())
         const short = await t.create(confirmTask({ ttlMs: 1000 }))
         const forever = await t.create(confirmTask({ ttlMs: null }))
@@ -204,7 +185,7 @@ for (const kind of kinds) {
     })
 
     it.runIf(kind.durable)('a task outlives the store being closed and reopened (a restart); the table holds only the digest of its id', async () => {
-      await withStore(kind, async (open, _clock, place) => {
+      await withStores(kind, async (open, _clock, place) => {
         const s = await open()
         const { taskId, task } = await tasks(s).create(confirmTask())
         await s.close()
@@ -217,7 +198,7 @@ for (const kind of kinds) {
     })
 
     it.runIf(kind.durable)(`a version 3 store (no task table) is migrated to version ${SCHEMA_VERSION} and keeps its rows`, async () => {
-      await withStore(kind, async (open, _clock, place) => {
+      await withStores(kind, async (open, _clock, place) => {
         const s = await open()
         await s.putUndo({ callId: 'c1', tool: 't', payload: { before: 1 } })
         await s.close()
