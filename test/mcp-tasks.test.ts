@@ -276,6 +276,22 @@ for (const kind of kinds) {
       expect(runs).toEqual([])
     })
 
+    it("an answer after the manager's confirmTtlMs: the confirmation has expired, nothing runs, the task completes with that refusal", async () => {
+      const { a, clock } = await pair()
+      const runs: string[] = []
+      const tm = manager(a, runs)
+      const tasks = tasksFor(tm, a)
+      const handle = await callAsTask(tm, tasks, 'delete_file', { path: 'old' }, 'mcp_t_17')
+      clock.t += 10 * 60_000 + 1 // the manager's default confirmTtlMs, on the store's clock
+      await tasks.update({ taskId: handle.taskId, inputResponses: { 'confirm-1': ACCEPT } }, OWNER)
+      await tasks.idle()
+      const done = await tasks.get({ taskId: handle.taskId }, OWNER)
+      valid('GetTaskResult', done)
+      expect(done).toMatchObject({ status: 'completed', result: { isError: true } })
+      expect(JSON.stringify(done.result)).toContain('expired')
+      expect(runs).toEqual([])
+    })
+
     it('owner binding: another owner, an unknown id and a malformed one are the same "not found"; the task is untouched', async () => {
       const { a } = await pair()
       const runs: string[] = []
