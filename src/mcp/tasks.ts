@@ -20,6 +20,7 @@ import {
   isTerminalTask,
   tasksOf,
   type JsonObject,
+  type TaskPatch,
   type TaskRow,
   type TaskStatus,
   type TaskStore,
@@ -366,12 +367,12 @@ export class McpTasks {
   async update(params: unknown, owner: string): Promise<TaskAck> {
     const responses = record(record(params)?.inputResponses)
     if (responses === undefined) throw new TaskRequestError(TASK_ERROR_CODES.invalidParams, 'tasks/update needs inputResponses (an object)')
-    const { taskId, row } = await this.find(params, owner)
+    const { taskId } = await this.find(params, owner)
     const answered = await this.guard(() => this.tasks.respond(taskId, owner, responses as JsonObject, this.leaseMs))
     if (answered === undefined) throw taskNotFound()
     const keys = Object.keys(answered.accepted)
     // the one caller that recorded the last outstanding answer continues the call
-    if (keys.length > 0 && answered.task.status === 'working' && row.parkedId !== null) {
+    if (keys.length > 0 && answered.task.status === 'working' && answered.task.parkedId !== null) {
       const key = keys[keys.length - 1]!
       const prefix = key.startsWith('confirm-') ? 'confirm' : 'input'
       this.detach(taskId, owner, answered.task, prefix, decisionOf(answered.task.inputRequests?.[key], answered.accepted[key]!))
@@ -479,7 +480,7 @@ export class McpTasks {
 }
 
 /** The change a continued call's outcome makes to its task. */
-function nextState(row: TaskRow, view: CallResult | undefined, callId: string): Parameters<TaskStore['update']>[3] {
+function nextState(row: TaskRow, view: CallResult | undefined, callId: string): TaskPatch {
   if (view === undefined) return { status: 'completed', result: DECLINED_RESULT(callId), statusMessage: 'Declined', leaseMs: null }
   if (view.status === 'cancelled') return { status: 'cancelled', statusMessage: 'Cancelled', leaseMs: null }
   const wait = waitOf(view)
