@@ -27,10 +27,9 @@ import {
   signApproval,
   verifyApproval,
   type ParkInput,
-  type ToolStore,
 } from '../src/runtime/store/index.js'
 import type { EvidenceRecord } from '../src/observe/evidence.js'
-import { storeKinds, tempDir, type Clock, type StoreKind } from './stores.js'
+import { storeKinds, tempDir, withStores, type StoreKind } from './stores.js'
 
 /** Each store kind of test/stores.ts: memory, SQLite, PostgreSQL. */
 const impls = await storeKinds('store')
@@ -118,25 +117,6 @@ function evidence(i: number): EvidenceRecord {
 }
 
 /** Opens one store for a test and closes it (and any second one) at the end. */
-async function withStores<T>(impl: Impl, f: (open: () => Promise<ToolStore>, clock: Clock, place: string) => Promise<T>): Promise<T> {
-  const place = impl.place()
-  const clock: Clock = { t: 1_000_000 }
-  const opened: ToolStore[] = []
-  try {
-    return await f(
-      async () => {
-        const s = await impl.open(place, clock)
-        opened.push(s)
-        return s
-      },
-      clock,
-      place,
-    )
-  } finally {
-    for (const s of opened) await s.close()
-  }
-}
-
 for (const impl of impls) {
   describe.skipIf(impl.skip)(`${impl.name} store`, () => {
     it('parks a call, reads it back, and refuses a second park of its id', async () => {
@@ -498,6 +478,7 @@ for (const impl of impls) {
         await s.close()
         // what schema 1 had: no created_at on evidence, no input in the ledger (schema 3)
         await impl.exec(place, [
+          'DROP TABLE toolwire_tasks',
           'DROP INDEX toolwire_evidence_created',
           'ALTER TABLE toolwire_evidence DROP COLUMN created_at',
           'ALTER TABLE toolwire_ledger DROP COLUMN input',

@@ -161,3 +161,27 @@ export function tempDir(prefix: string, parent: string = tmpdir()): string {
   tempDirs.push(dir)
   return dir
 }
+
+/**
+ * Runs `f` with a fresh place of `kind` (a file, a schema), a hand-moved clock starting at
+ * 1,000,000 and an `open` that opens the store there (each open another handle on the same
+ * state); closes every handle it opened afterwards.
+ */
+export async function withStores<T>(kind: StoreKind, f: (open: () => Promise<ToolStore>, clock: Clock, place: string) => Promise<T>): Promise<T> {
+  const place = kind.place()
+  const clock: Clock = { t: 1_000_000 }
+  const opened: ToolStore[] = []
+  try {
+    return await f(
+      async () => {
+        const s = await kind.open(place, clock)
+        opened.push(s)
+        return s
+      },
+      clock,
+      place,
+    )
+  } finally {
+    for (const s of opened) await s.close()
+  }
+}

@@ -91,6 +91,11 @@ type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
 /** The longest `confirmTtlMs` or `leaseMs`: a year. */
 const MAX_DATED_MS = 365 * 24 * 60 * 60 * 1000
 
+/** A finite number of ms ≥ 0 that a timer can hold (`longRunning.afterMs`). */
+function isDelay(n: unknown): boolean {
+  return typeof n === 'number' && n >= 0 && n <= 2 ** 31 - 1
+}
+
 /** A non-negative integer, or `Infinity` (no bound). */
 function isCount(n: unknown): boolean {
   return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
@@ -268,6 +273,10 @@ export class ToolManager {
     }
     if (tool.timeoutMs !== undefined && !(typeof tool.timeoutMs === 'number' && tool.timeoutMs > 0)) {
       throw new TypeError(`toolwire: tool "${name}" timeoutMs must be a positive number`)
+    }
+    const lr = tool.longRunning as unknown
+    if (lr !== undefined && lr !== true && !(typeof lr === 'object' && lr !== null && isDelay((lr as { afterMs?: unknown }).afterMs))) {
+      throw new TypeError(`toolwire: tool "${name}" longRunning must be true or { afterMs } (a number of ms ≥ 0)`)
     }
     const c = tool.concurrency
     const limit = c === undefined ? Infinity : typeof c === 'number' ? c : c.limit
@@ -850,6 +859,7 @@ export class ToolManager {
       if (def.outputSchema !== undefined) item.outputSchema = def.outputSchema
       item.hints = { ...def.hints }
       if (def.needsConfirmation !== undefined && def.needsConfirmation !== false) item.needsConfirmation = true
+      if (def.longRunning !== undefined) item.longRunning = def.longRunning === true ? true : { afterMs: def.longRunning.afterMs }
       return item as unknown as ToolManifestEntry
     })
   }

@@ -99,6 +99,13 @@ export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchem
   readonly retry?: RetryOptions
   /** Field names to redact (besides `password` and `cc-*`) in evidence. */
   readonly sensitive?: readonly string[]
+  /**
+   * A call that may take long: served over MCP to a client that declared the tasks extension,
+   * `true` answers a task handle at once and runs the call detached; `{ afterMs }` runs it
+   * inline and answers a task handle only if it has not finished after `afterMs` ms. Elsewhere
+   * (`tm.call`, other clients) it changes nothing. Shown in `tm.manifest()`.
+   */
+  readonly longRunning?: true | { readonly afterMs: number }
   /** Returns a helper result, a `{ output, isError, parts?, metadata? }`, a `ToolResult`, or any value (taken as `ok(value)`). */
   run(input: I, ctx: ToolContext): unknown
 }
@@ -146,6 +153,8 @@ export interface ToolManifestEntry {
   readonly outputSchema?: JsonSchema
   readonly hints: ToolHints
   readonly needsConfirmation?: true
+  /** The tool's `longRunning` rule, when it has one. */
+  readonly longRunning?: true | { readonly afterMs: number }
 }
 
 /** Options of `tm.register`. */

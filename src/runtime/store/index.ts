@@ -29,3 +29,20 @@ export { openPostgresStore, type PgClient, type PgPool, type PgResult, type Post
 export { canonicalJson, inputHash, openInput, randomId, sealInput, type StoreKey, type StoreKeys, type StoredInput } from './codec.js'
 export { signApproval, verifyApproval, type ApprovalClaims, type ApprovalSecret, type ApprovalSecrets } from './approval.js'
 export { evidenceOf } from './evidence.js'
+export {
+  NO_TASKS_SUPPORT,
+  OUTCOME_UNKNOWN_TASK_ERROR,
+  isTaskIdShape,
+  newTaskId,
+  taskIdDigest,
+  taskOwner,
+  tasksOf,
+  type JsonObject,
+  type TaskInput,
+  type TaskPatch,
+  type TaskResponded,
+  type TaskRow,
+  type TaskStatus,
+  type TaskStore,
+  type TaskSweepResult,
+} from './tasks.js'

@@ -24,6 +24,8 @@ import {
   type ToolStore,
   type UndoEntry,
 } from './types.js'
+import { MemoryTaskStore } from './tasks-memory.js'
+import type { TaskStore } from './tasks.js'
 
 interface Parked {
   call: ParkedCall
@@ -52,9 +54,12 @@ export class MemoryStore implements ToolStore {
   private evidence: { readonly record: EvidenceRecord; readonly at: number }[] = []
   private readonly ledger = new Map<string, LedgerRow>()
   private closed = false
+  /** Tasks (the MCP tasks extension), in this process only: another instance does not see them. */
+  readonly tasks: TaskStore
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? Date.now
+    this.tasks = new MemoryTaskStore(this.now, () => this.open(), (id) => this.parked.get(id)?.call.state)
   }
 
   /** A closed store answers nothing, as a closed database would. */

@@ -11,6 +11,8 @@
 import type { JsonValue } from '../../core/types.js'
 import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
+import { SqlTaskStore, taskTableStatements } from './tasks-sql.js'
+import type { TaskStore } from './tasks.js'
 import {
   StoreConflictError,
   StoreClosedError,
@@ -32,8 +34,8 @@ import {
   type UndoEntry,
 } from './types.js'
 
-/** One row as a driver returns it. */
-export type Row = Readonly<Record<string, unknown>>
+import type { Row, SqlParam } from './sql-types.js'
+export type { Row, SqlParam } from './sql-types.js'
 
 /** What the shared store needs of a database: statements with `?` placeholders. */
 export interface SqlDriver {
@@ -46,8 +48,6 @@ export interface SqlDriver {
   close(): Promise<void>
 }
 
-/** A statement parameter. */
-export type SqlParam = string | number | null
 
 /** One schema version: the statements that bring the schema from the version before to this one. */
 export interface Migration {
@@ -104,11 +104,16 @@ export function migrations(d: Dialect): readonly Migration[] {
       version: 3,
       statements: [`ALTER TABLE toolwire_ledger ADD COLUMN input TEXT`],
     },
+    {
+      // tasks of the MCP tasks extension, keyed by the SHA-256 of their id (tasks-sql.ts)
+      version: 4,
+      statements: taskTableStatements(d.int),
+    },
   ]
 }
 
 /** The newest schema version this toolwire knows. */
-export const SCHEMA_VERSION = 3
+export const SCHEMA_VERSION = 4
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
@@ -182,6 +187,8 @@ const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_
 export class SqlStore implements ToolStore {
   /** Hears of corrupt rows (the `onCorruptRow` option; never throws). */
   private readonly corrupt: CorruptReport
+  /** The task table (`toolwire_tasks`). */
+  readonly tasks: TaskStore
 
   constructor(
     readonly kind: string,
@@ -198,6 +205,7 @@ export class SqlStore implements ToolStore {
         // a report that throws changes nothing
       }
     }
+    this.tasks = new SqlTaskStore({ all: (sql, p) => this.all(sql, p), run: (sql, p) => this.run(sql, p), now, corrupt: this.corrupt })
   }
 
   /** The rows' parked calls; a row that does not parse is skipped and reported. */

@@ -11,6 +11,7 @@
 import type { JsonValue } from '../../core/types.js'
 import type { EvidenceRecord } from '../../observe/evidence.js'
 import type { StoredInput } from './codec.js'
+import type { TaskStore } from './tasks.js'
 
 /** Whether a parked call waits for a confirmation (`tm.confirm`) or an answer (`tm.resume`). */
 export type ParkedKind = 'confirmation' | 'suspension'
@@ -191,6 +192,13 @@ export interface ToolStore {
    * it runs again.
    */
   prune(options: PruneOptions): Promise<PruneResult>
+
+  /**
+   * Tasks of the MCP tasks extension (`toolwire/store`'s three stores have them). Optional for a
+   * store of the app's own: without it, serving says "this store has no tasks support: tasks are
+   * off" and answers calls without tasks.
+   */
+  readonly tasks?: TaskStore
 
   /** Releases the connection (a store made from an app's own handle leaves it open). Any later call rejects with {@link StoreUnavailableError}. */
   close(): Promise<void>
