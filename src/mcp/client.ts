@@ -207,7 +207,9 @@ export async function importMcpTools(
         async run(input: Record<string, unknown>, ctx: ToolContext) {
           let result: CallToolResult
           try {
-            result = (await client.callTool({ name: tool.name, arguments: input }, undefined, {
+            // trace context (issue #22 Deliver 4): the call's span context travels in _meta (traceparent, tracestate, baggage)
+            const traceMeta = ctx.traceContext === undefined ? {} : { _meta: { ...ctx.traceContext } }
+            result = (await client.callTool({ name: tool.name, arguments: input, ...traceMeta }, undefined, {
               signal: ctx.signal,
               onprogress: (p) => ctx.reportProgress(p.progress, p.total, p.message),
               ...(options.requestTimeoutMs === undefined ? {} : { timeout: options.requestTimeoutMs }),

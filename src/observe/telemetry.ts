@@ -8,12 +8,15 @@ import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
+import { otelParentOf, traceContextOfSpan, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
 
 type OtelApi = typeof import('@opentelemetry/api')
 type Span = import('@opentelemetry/api').Span
 type Tracer = import('@opentelemetry/api').Tracer
+/** The OpenTelemetry context a call's span started under (opaque outside this module). */
+export type SpanParent = import('@opentelemetry/api').Context
 
 function loadOtel(): OtelApi | undefined {
   try {
@@ -71,10 +74,21 @@ export class CallTracer {
     return new CallTracer(otel, options?.recordContent === true)
   }
 
-  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined): Span | undefined {
+  /** The context a call's span starts under: the caller's trace context when it sent one, else the active context. */
+  parentOf(traceContext: TraceContext | undefined): SpanParent {
+    return otelParentOf(this.api, traceContext)
+  }
+
+  /** The trace context a call's body forwards: its span's, or `undefined` when the span's context is not valid. */
+  traceContextOf(span: Span, parent: SpanParent): TraceContext | undefined {
+    return traceContextOfSpan(this.api, span, parent)
+  }
+
+  /** Starts a call's span under `parent` (from {@link parentOf}; default: the active context). */
+  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined, parent?: SpanParent): Span | undefined {
     const tracer = this.resolve()
     if (tracer === undefined) return undefined
-    const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL })
+    const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL }, parent)
     if (!span.isRecording()) return span
     span.setAttribute('gen_ai.operation.name', 'execute_tool')
     span.setAttribute('gen_ai.tool.name', tool)

@@ -990,7 +990,7 @@ export class ToolManager {
       if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
       if (this.tracer !== undefined) {
         const entry = this.tools.get(tool)
-        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined)
+        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext))
         if (span !== undefined) this.tracer.end(span, result, undefined)
       }
       if (bug !== undefined) this.reportError(callId, tool, bug)

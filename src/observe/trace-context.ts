@@ -1,0 +1,213 @@
+/**
+ * W3C Trace Context of a call: the `traceparent`, `tracestate` and `baggage` a caller sends
+ * (an MCP request's `params._meta`, or `CallOptions.traceContext`), checked by hand against
+ * the W3C Trace Context and Baggage rules, and its bridge to `@opentelemetry/api`. The API
+ * is passed in by the caller (telemetry.ts), never loaded here: this module works without it.
+ */
+import type { Context, Span } from '@opentelemetry/api'
+
+type OtelApi = typeof import('@opentelemetry/api')
+
+/**
+ * A W3C trace context, as strings: what a call was called with (`CallOptions.traceContext`),
+ * or what a tool body forwards (`ToolContext.traceContext`). The keys are the W3C header names
+ * and MCP's `_meta` keys, so the object can be sent as either.
+ */
+export interface TraceContext {
+  /** `00-{32 hex trace id}-{16 hex parent span id}-{2 hex flags}`, lowercase, ids not all zero. */
+  readonly traceparent: string
+  /** Vendor entries (`key=value,...`), when the caller sent a well-formed one. */
+  readonly tracestate?: string
+  /** W3C Baggage (`key=value;property,...`), when the caller sent a well-formed one. */
+  readonly baggage?: string
+}
+
+/** A `traceparent` read into its parts. */
+export interface ParsedTraceparent {
+  readonly traceId: string
+  readonly spanId: string
+  readonly traceFlags: number
+}
+
+/** The longest `traceparent` read (a future version may append fields; version 00 is 55 characters). */
+const TRACEPARENT_MAX = 512
+/** version, trace id, parent id, flags, and (a future version only) more fields after a dash. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
+const ALL_ZERO = /^0+$/
+
+/**
+ * A `traceparent` header's trace id, parent span id and flags, or `undefined` when it is not
+ * a valid one: W3C Trace Context's version 00 format (lowercase hex, nothing after the flags),
+ * trace id and parent id not all zero. A higher version (not `ff`) is read the same way, and
+ * may carry more fields after the flags, as the W3C rules for future versions say.
+ */
+export function parseTraceparent(value: unknown): ParsedTraceparent | undefined {
+  if (typeof value !== 'string' || value.length > TRACEPARENT_MAX) return undefined
+  const m = TRACEPARENT.exec(value)
+  if (m === null) return undefined
+  const [, version, traceId, spanId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined]
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined
+  if (ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return undefined
+  return { traceId, spanId, traceFlags: parseInt(flags, 16) }
+}
+
+/** Optional whitespace around list separators (W3C `OWS`). */
+const OWS_COMMA = /[ \t]*,[ \t]*/
+const TRACESTATE_MAX_MEMBERS = 32
+const TRACESTATE_KEY = /^(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})$/
+const TRACESTATE_VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+
+/** A well-formed `tracestate` (at most 32 members, valid keys and values, no key twice), normalized, or `undefined`. */
+function readTracestate(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 8192) return undefined
+  const members = value.trim().split(OWS_COMMA).filter((m) => m !== '')
+  if (members.length === 0 || members.length > TRACESTATE_MAX_MEMBERS) return undefined
+  const keys = new Set<string>()
+  for (const member of members) {
+    const eq = member.indexOf('=')
+    if (eq <= 0) return undefined
+    const key = member.slice(0, eq)
+    if (!TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(eq + 1)) || keys.has(key)) return undefined
+    keys.add(key)
+  }
+  return members.join(',')
+}
+
+/** W3C Baggage's limits: what a platform must propagate at least. */
+const BAGGAGE_MAX_CHARS = 8192
+const BAGGAGE_MAX_MEMBERS = 180
+/** `key OWS = OWS value *(OWS ; OWS property)`: key a token, value baggage-octets. */
+const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+"
+const BAGGAGE_OCTETS = '[\\x21\\x23-\\x2b\\x2d-\\x3a\\x3c-\\x5b\\x5d-\\x7e]*'
+const BAGGAGE_MEMBER = new RegExp(`^(${TOKEN})[ \\t]*=[ \\t]*(${BAGGAGE_OCTETS})((?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*${BAGGAGE_OCTETS})?)*)$`)
+
+/** One baggage member: its key, its value (percent-decoded) and its properties as sent. */
+interface BaggageMember {
+  readonly key: string
+  readonly value: string
+  readonly properties: string
+}
+
+/** The members of a well-formed `baggage` header, or `undefined` when it is not one. */
+function baggageMembers(value: unknown): BaggageMember[] | undefined {
+  if (typeof value !== 'string' || value.length > BAGGAGE_MAX_CHARS) return undefined
+  const parts = value.trim().split(OWS_COMMA)
+  if (parts.length > BAGGAGE_MAX_MEMBERS) return undefined
+  const members: BaggageMember[] = []
+  for (const part of parts) {
+    const m = BAGGAGE_MEMBER.exec(part)
+    if (m === null) return undefined
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(m[2]!)
+    } catch {
+      return undefined
+    }
+    members.push({ key: m[1]!, value: decoded, properties: m[3]!.replace(/^[ \t]*;[ \t]*/, '') })
+  }
+  return members
+}
+
+/** A well-formed `baggage` header, members joined by `,`, or `undefined`. */
+function readBaggage(value: unknown): string | undefined {
+  if (baggageMembers(value) === undefined) return undefined
+  return (value as string).trim().split(OWS_COMMA).join(',')
+}
+
+/**
+ * The trace context in a carrier (an MCP request's `params._meta`, a headers object, or
+ * `CallOptions.traceContext`): its `traceparent` when valid (see {@link parseTraceparent}),
+ * written as version 00, with its `tracestate` and `baggage` when each is well-formed. Anything
+ * invalid is left out, and an invalid or absent `traceparent` gives `undefined`: never an
+ * error, whatever the carrier holds (getters that throw included).
+ */
+export function traceContextOf(carrier: unknown): TraceContext | undefined {
+  if (typeof carrier !== 'object' || carrier === null) return undefined
+  let traceparent: unknown
+  let tracestate: unknown
+  let baggage: unknown
+  try {
+    const c = carrier as Record<string, unknown>
+    traceparent = c.traceparent
+    tracestate = c.tracestate
+    baggage = c.baggage
+  } catch {
+    return undefined
+  }
+  const parsed = parseTraceparent(traceparent)
+  if (parsed === undefined) return undefined
+  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(parsed.traceId, parsed.spanId, parsed.traceFlags) }
+  const state = readTracestate(tracestate)
+  if (state !== undefined) out.tracestate = state
+  const bag = readBaggage(baggage)
+  if (bag !== undefined) out.baggage = bag
+  return Object.freeze(out)
+}
+
+function formatTraceparent(traceId: string, spanId: string, traceFlags: number): string {
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`
+}
+
+/** Whether the registered global propagator writes `traceparent` (as the W3C one OpenTelemetry's NodeSDK registers does). */
+function propagatorHandlesTraceparent(api: OtelApi): boolean {
+  try {
+    return api.propagation.fields().includes('traceparent')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The OpenTelemetry context a call's span starts under: `traceContext` extracted by the global
+ * propagator when it handles `traceparent`, else built by hand (a remote span context, its
+ * trace state, its baggage); without a trace context, the active context.
+ */
+export function otelParentOf(api: OtelApi, traceContext: TraceContext | undefined): Context {
+  if (traceContext === undefined) return api.context.active()
+  if (propagatorHandlesTraceparent(api)) return api.propagation.extract(api.ROOT_CONTEXT, traceContext)
+  const parsed = parseTraceparent(traceContext.traceparent)
+  if (parsed === undefined) return api.context.active()
+  let ctx = api.trace.setSpanContext(api.ROOT_CONTEXT, {
+    traceId: parsed.traceId,
+    spanId: parsed.spanId,
+    traceFlags: parsed.traceFlags,
+    isRemote: true,
+    ...(traceContext.tracestate === undefined ? {} : { traceState: api.createTraceState(traceContext.tracestate) }),
+  })
+  const members = baggageMembers(traceContext.baggage)
+  if (members !== undefined) {
+    const entries: Record<string, { value: string; metadata?: ReturnType<OtelApi['baggageEntryMetadataFromString']> }> = {}
+    for (const m of members) entries[m.key] = m.properties === '' ? { value: m.value } : { value: m.value, metadata: api.baggageEntryMetadataFromString(m.properties) }
+    ctx = api.propagation.setBaggage(ctx, api.propagation.createBaggage(entries))
+  }
+  return ctx
+}
+
+/**
+ * The trace context to forward from inside a call whose span is `span` (started under
+ * `parent`): what the global propagator injects when it handles `traceparent`, else the span's
+ * `traceparent` and `tracestate` and the parent's baggage, written by hand. `undefined` when
+ * the span's context is not valid.
+ */
+export function traceContextOfSpan(api: OtelApi, span: Span, parent: Context): TraceContext | undefined {
+  const sc = span.spanContext()
+  if (!api.isSpanContextValid(sc)) return undefined
+  if (propagatorHandlesTraceparent(api)) {
+    const carrier: Record<string, string> = {}
+    api.propagation.inject(api.trace.setSpan(parent, span), carrier)
+    return traceContextOf(carrier)
+  }
+  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(sc.traceId, sc.spanId, sc.traceFlags) }
+  const state = sc.traceState?.serialize()
+  if (state !== undefined && state !== '') out.tracestate = state
+  const entries = api.propagation.getBaggage(parent)?.getAllEntries() ?? []
+  if (entries.length > 0) {
+    out.baggage = entries
+      .map(([key, entry]) => {
+        const properties = entry.metadata?.toString() ?? ''
+        return `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}${properties === '' ? '' : `;${properties}`}`
+      })
+      .join(',')
+  }
+  return traceContextOf(out)
+}
