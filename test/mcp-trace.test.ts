@@ -150,7 +150,7 @@ describe.each([
     try {
       const local = new ToolManager()
       await importMcpTools(client, local, { prefix: 'remote__' })
-      const view = await local.call('remote__echo', { q: 1 }, { traceContext: { traceparent: TRACEPARENT, baggage: 'tenant=acme' } })
+      const view = await local.call('remote__echo', { q: 1 }, { traceContext: { traceparent: TRACEPARENT, tracestate: 'rojo=1', baggage: 'tenant=acme' } })
       expect(view).toMatchObject({ status: 'ok', data: { q: 1 } })
       const localSpan = spanOf('remote__echo')
       const remoteSpan = spanOf('echo')
@@ -158,12 +158,13 @@ describe.each([
       expect(localSpan.parentSpanContext?.spanId).toBe(SPAN_ID)
       expect(remoteSpan.spanContext().traceId).toBe(TRACE_ID)
       expect(remoteSpan.parentSpanContext?.spanId).toBe(localSpan.spanContext().spanId)
-      // the frame that crossed: traceparent of the local span, and the baggage
+      expect(remoteSpan.spanContext().traceState?.get('rojo')).toBe('1')
+      // the frame that crossed: traceparent of the local span, its tracestate, and the baggage
       const call = sent.findLast((m) => 'method' in m && m.method === 'tools/call') as { params: { _meta: Record<string, unknown> } }
       validRequest(call)
       validCallRequest(call)
       // (beside the progress token importMcpTools always asks for)
-      expect(call.params._meta).toEqual({ progressToken: expect.any(Number), traceparent: `00-${TRACE_ID}-${localSpan.spanContext().spanId}-01`, baggage: 'tenant=acme' })
+      expect(call.params._meta).toEqual({ progressToken: expect.any(Number), traceparent: `00-${TRACE_ID}-${localSpan.spanContext().spanId}-01`, tracestate: 'rojo=1', baggage: 'tenant=acme' })
     } finally {
       await client.close()
     }

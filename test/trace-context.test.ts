@@ -4,6 +4,7 @@
 import { propagation, trace, type Context, type TextMapGetter, type TextMapPropagator, type TextMapSetter } from '@opentelemetry/api'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { createServer } from 'node:http'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/index.js'
 import { parseTraceparent, traceContextOf } from '../src/observe/trace-context.js'
@@ -255,5 +256,44 @@ describe('without spans', () => {
       expect(view.status).toBe('ok')
     }
     expect(exporter.getFinishedSpans().every((s) => s.parentSpanContext === undefined)).toBe(true)
+  })
+
+  it('with no tracer provider registered, the body forwards the trace context it was called with', async () => {
+    trace.disable()
+    try {
+      const { tm, seen } = manager()
+      await tm.call('seen', {}, { traceContext: { traceparent: TRACEPARENT, tracestate: 'a=b' } })
+      expect(seen).toEqual([{ traceparent: TRACEPARENT, tracestate: 'a=b' }])
+    } finally {
+      trace.setGlobalTracerProvider(provider)
+    }
+    expect(exporter.getFinishedSpans()).toHaveLength(0)
+  })
+})
+
+describe('docs/telemetry.md example', () => {
+  it('a body forwards ctx.traceContext as HTTP headers: the server sees the span as the parent', async () => {
+    const received: (string | undefined)[] = []
+    const server = createServer((req, res) => {
+      received.push(req.headers.traceparent as string | undefined)
+      res.end('page')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`
+    try {
+      const tm = new ToolManager()
+      tm.register({
+        name: 'fetch_page',
+        inputSchema: { type: 'object', properties: { url: { type: 'string' } } },
+        run: ({ url }: { url: string }, ctx) => fetch(url, { headers: { ...ctx.traceContext } }).then((r) => r.text()),
+      })
+      const view = await tm.call('fetch_page', { url }, { traceContext: { traceparent: TRACEPARENT } })
+      expect(view).toMatchObject({ status: 'ok', data: 'page' })
+      const span = onlySpan()
+      expect(span.parentSpanContext?.spanId).toBe(SPAN_ID)
+      expect(received).toEqual([`00-${TRACE_ID}-${span.spanContext().spanId}-01`])
+    } finally {
+      server.close()
+    }
   })
 })

@@ -165,7 +165,8 @@ function protocolFailure(err: unknown): ToolResult {
  * tool definitions whose `run` calls `client.callTool` and maps the result back with
  * `fromMcp`: `isError` stays an error, images become parts, `structuredContent` becomes
  * the data. The call's signal cancels the MCP request, and the server's progress
- * notifications become `ctx.reportProgress`. A call that a toolwire server holds for
+ * notifications become `ctx.reportProgress`. The call's trace context (`ctx.traceContext`)
+ * travels in the request's `_meta`, so the remote server's span joins the local trace. A call that a toolwire server holds for
  * the user's confirmation stays one: it ends `needs_confirmation` with the server's
  * `confirmId` and summary, and its approval URL (when the server gives one) in
  * `metadata.pending.url`; it is approved on the server (`tm.confirm` here does not
