@@ -7,14 +7,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import { propagation, trace, type TextMapPropagator } from '@opentelemetry/api'
+import { propagation, type TextMapPropagator } from '@opentelemetry/api'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { importMcpTools } from '../src/mcp/client.js'
 import { serveHttp } from '../src/mcp/http.js'
 import { createMcpServer } from '../src/mcp/server.js'
 import { ToolManager, type ToolContext } from '../src/index.js'
+import { useTracerProvider, type FinishedSpan } from './fixtures/tracing.js'
 import { frameValidator, schemaFound } from './fixtures/mcp/schema.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -26,21 +26,11 @@ const validCallRequest = frameValidator('CallToolRequest')
 const validResponse = frameValidator('JSONRPCResultResponse')
 const validCallResult = frameValidator('CallToolResult')
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider)
-})
-afterAll(async () => {
-  await provider.shutdown()
-  trace.disable()
-})
+const { exporter } = useTracerProvider()
 afterEach(() => {
   propagation.disable()
   exporter.reset()
 })
-
-type FinishedSpan = ReturnType<InMemorySpanExporter['getFinishedSpans']>[number]
 
 function spanOf(tool: string): FinishedSpan {
   const spans = exporter.getFinishedSpans().filter((s) => s.name === `execute_tool ${tool}`)
@@ -71,6 +61,13 @@ async function inMemory(tm: ToolManager): Promise<{ client: Client; sent: JSONRP
   return { client, sent }
 }
 
+/** The last tools/call request among the frames a client sent. */
+function lastCall(sent: JSONRPCMessage[]): { params: { _meta?: Record<string, unknown> } } {
+  const calls = sent.filter((m) => 'method' in m && m.method === 'tools/call')
+  expect(calls.length).toBeGreaterThan(0)
+  return calls.at(-1) as unknown as { params: { _meta?: Record<string, unknown> } }
+}
+
 const nodeSdkPropagator = (): TextMapPropagator =>
   new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] })
 
@@ -95,7 +92,7 @@ describe.each([
       expect(result.structuredContent).toEqual({
         traceContext: { traceparent: `00-${TRACE_ID}-${span.spanContext().spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7', baggage: 'tenant=acme' },
       })
-      const call = sent.find((m) => 'method' in m && m.method === 'tools/call')
+      const call = lastCall(sent)
       validRequest(call)
       validCallRequest(call)
     } finally {
@@ -160,7 +157,7 @@ describe.each([
       expect(remoteSpan.parentSpanContext?.spanId).toBe(localSpan.spanContext().spanId)
       expect(remoteSpan.spanContext().traceState?.get('rojo')).toBe('1')
       // the frame that crossed: traceparent of the local span, its tracestate, and the baggage
-      const call = sent.findLast((m) => 'method' in m && m.method === 'tools/call') as { params: { _meta: Record<string, unknown> } }
+      const call = lastCall(sent)
       validRequest(call)
       validCallRequest(call)
       // (beside the progress token importMcpTools always asks for)
@@ -178,13 +175,13 @@ describe('importMcpTools without a trace', () => {
       const untraced = new ToolManager({ telemetry: { tracing: false } })
       await importMcpTools(client, untraced)
       await untraced.call('echo', { q: 1 })
-      const plain = sent.findLast((m) => 'method' in m && m.method === 'tools/call') as { params: Record<string, unknown> }
+      const plain = lastCall(sent)
       expect(plain.params._meta).toEqual({ progressToken: expect.any(Number) })
       expect(spanOf('echo').parentSpanContext).toBeUndefined()
       exporter.reset()
       // tracing off still forwards the context it was called with (nothing of its own)
       await untraced.call('echo', { q: 2 }, { traceContext: { traceparent: TRACEPARENT } })
-      const forwarded = sent.findLast((m) => 'method' in m && m.method === 'tools/call') as { params: { _meta: Record<string, unknown> } }
+      const forwarded = lastCall(sent)
       expect(forwarded.params._meta).toEqual({ progressToken: expect.any(Number), traceparent: TRACEPARENT })
       expect(spanOf('echo').parentSpanContext?.spanId).toBe(SPAN_ID)
     } finally {

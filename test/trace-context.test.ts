@@ -3,11 +3,11 @@
 // registered propagator (no context manager registered), and `ToolContext.traceContext`.
 import { propagation, trace, type Context, type TextMapGetter, type TextMapPropagator, type TextMapSetter } from '@opentelemetry/api'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { createServer } from 'node:http'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/index.js'
 import { parseTraceparent, traceContextOf } from '../src/observe/trace-context.js'
+import { useTracerProvider, type FinishedSpan } from './fixtures/tracing.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const SPAN_ID = '00f067aa0ba902b7'
@@ -96,16 +96,7 @@ describe('traceContextOf (an MCP _meta, a headers object, CallOptions.traceConte
   })
 })
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider)
-})
-afterAll(async () => {
-  await provider.shutdown()
-  trace.disable()
-})
+const { exporter, provider } = useTracerProvider()
 afterEach(() => {
   propagation.disable()
   exporter.reset()
@@ -128,7 +119,7 @@ function manager(): { tm: ToolManager; seen: (ToolContext['traceContext'] | 'unr
   return { tm, seen }
 }
 
-function onlySpan(): ReturnType<InMemorySpanExporter['getFinishedSpans']>[number] {
+function onlySpan(): FinishedSpan {
   const spans = exporter.getFinishedSpans()
   expect(spans).toHaveLength(1)
   return spans[0]!
