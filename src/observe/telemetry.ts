@@ -1,14 +1,15 @@
 /**
  * OpenTelemetry spans, when `@opentelemetry/api` (an optional peer dependency) is
  * installed: one `execute_tool {tool}` span per call, following the GenAI semantic
- * conventions, with `error.type` set on every outcome but success. Without the peer
- * dependency this module loads nothing and costs nothing per call.
+ * conventions, with `error.type` set on every outcome but success, parented to the caller's
+ * W3C trace context when it sent one (extracted, and injected for the body, here). Without the
+ * peer dependency this module loads nothing and costs nothing per call.
  */
 import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
-import { otelParentOf, traceContextOfSpan, type TraceContext } from './trace-context.js'
+import { baggageMembers, formatTraceparent, parseTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
 
@@ -27,6 +28,70 @@ function loadOtel(): OtelApi | undefined {
 }
 
 const otel = loadOtel()
+
+/** Whether the registered global propagator writes `traceparent` (as the W3C one OpenTelemetry's NodeSDK registers does). */
+function propagatorHandlesTraceparent(api: OtelApi): boolean {
+  try {
+    return api.propagation.fields().includes('traceparent')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The OpenTelemetry context a call's span starts under: `traceContext` extracted by the global
+ * propagator when it handles `traceparent`, else built by hand (a remote span context, its
+ * trace state, its baggage); without a trace context, the active context.
+ */
+function otelParentOf(api: OtelApi, traceContext: TraceContext | undefined): SpanParent {
+  if (traceContext === undefined) return api.context.active()
+  if (propagatorHandlesTraceparent(api)) return api.propagation.extract(api.ROOT_CONTEXT, traceContext)
+  const parsed = parseTraceparent(traceContext.traceparent)
+  if (parsed === undefined) return api.context.active()
+  let ctx = api.trace.setSpanContext(api.ROOT_CONTEXT, {
+    traceId: parsed.traceId,
+    spanId: parsed.spanId,
+    traceFlags: parsed.traceFlags,
+    isRemote: true,
+    ...(traceContext.tracestate === undefined ? {} : { traceState: api.createTraceState(traceContext.tracestate) }),
+  })
+  const members = baggageMembers(traceContext.baggage)
+  if (members !== undefined) {
+    const entries: Record<string, { value: string; metadata?: ReturnType<OtelApi['baggageEntryMetadataFromString']> }> = {}
+    for (const m of members) entries[m.key] = m.properties === '' ? { value: m.value } : { value: m.value, metadata: api.baggageEntryMetadataFromString(m.properties) }
+    ctx = api.propagation.setBaggage(ctx, api.propagation.createBaggage(entries))
+  }
+  return ctx
+}
+
+/**
+ * The trace context to forward from inside a call whose span is `span` (started under
+ * `parent`): what the global propagator injects when it handles `traceparent`, else the span's
+ * `traceparent` and `tracestate` and the parent's baggage, written by hand. `undefined` when
+ * the span's context is not valid.
+ */
+function traceContextOfSpan(api: OtelApi, span: Span, parent: SpanParent): TraceContext | undefined {
+  const sc = span.spanContext()
+  if (!api.isSpanContextValid(sc)) return undefined
+  if (propagatorHandlesTraceparent(api)) {
+    const carrier: Record<string, string> = {}
+    api.propagation.inject(api.trace.setSpan(parent, span), carrier)
+    return traceContextOf(carrier)
+  }
+  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(sc.traceId, sc.spanId, sc.traceFlags) }
+  const state = sc.traceState?.serialize()
+  if (state !== undefined && state !== '') out.tracestate = state
+  const entries = api.propagation.getBaggage(parent)?.getAllEntries() ?? []
+  if (entries.length > 0) {
+    out.baggage = entries
+      .map(([key, entry]) => {
+        const properties = entry.metadata?.toString() ?? ''
+        return `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}${properties === '' ? '' : `;${properties}`}`
+      })
+      .join(',')
+  }
+  return traceContextOf(out)
+}
 
 /** Telemetry options of a manager. */
 export interface TelemetryOptions {

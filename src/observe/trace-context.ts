@@ -1,12 +1,9 @@
 /**
  * W3C Trace Context of a call: the `traceparent`, `tracestate` and `baggage` a caller sends
  * (an MCP request's `params._meta`, or `CallOptions.traceContext`), checked by hand against
- * the W3C Trace Context and Baggage rules, and its bridge to `@opentelemetry/api`. The API
- * is passed in by the caller (telemetry.ts), never loaded here: this module works without it.
+ * the W3C Trace Context and Baggage rules. No OpenTelemetry here: its bridge (extract,
+ * inject) is in telemetry.ts.
  */
-import type { Context, Span } from '@opentelemetry/api'
-
-type OtelApi = typeof import('@opentelemetry/api')
 
 /**
  * A W3C trace context, as strings: what a call was called with (`CallOptions.traceContext`),
@@ -82,14 +79,14 @@ const BAGGAGE_OCTETS = '[\\x21\\x23-\\x2b\\x2d-\\x3a\\x3c-\\x5b\\x5d-\\x7e]*'
 const BAGGAGE_MEMBER = new RegExp(`^(${TOKEN})[ \\t]*=[ \\t]*(${BAGGAGE_OCTETS})((?:[ \\t]*;[ \\t]*${TOKEN}(?:[ \\t]*=[ \\t]*${BAGGAGE_OCTETS})?)*)$`)
 
 /** One baggage member: its key, its value (percent-decoded) and its properties as sent. */
-interface BaggageMember {
+export interface BaggageMember {
   readonly key: string
   readonly value: string
   readonly properties: string
 }
 
 /** The members of a well-formed `baggage` header, or `undefined` when it is not one. */
-function baggageMembers(value: unknown): BaggageMember[] | undefined {
+export function baggageMembers(value: unknown): BaggageMember[] | undefined {
   if (typeof value !== 'string' || value.length > BAGGAGE_MAX_CHARS) return undefined
   const parts = value.trim().split(OWS_COMMA)
   if (parts.length > BAGGAGE_MAX_MEMBERS) return undefined
@@ -144,70 +141,7 @@ export function traceContextOf(carrier: unknown): TraceContext | undefined {
   return Object.freeze(out)
 }
 
-function formatTraceparent(traceId: string, spanId: string, traceFlags: number): string {
+/** A version 00 `traceparent`. */
+export function formatTraceparent(traceId: string, spanId: string, traceFlags: number): string {
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`
-}
-
-/** Whether the registered global propagator writes `traceparent` (as the W3C one OpenTelemetry's NodeSDK registers does). */
-function propagatorHandlesTraceparent(api: OtelApi): boolean {
-  try {
-    return api.propagation.fields().includes('traceparent')
-  } catch {
-    return false
-  }
-}
-
-/**
- * The OpenTelemetry context a call's span starts under: `traceContext` extracted by the global
- * propagator when it handles `traceparent`, else built by hand (a remote span context, its
- * trace state, its baggage); without a trace context, the active context.
- */
-export function otelParentOf(api: OtelApi, traceContext: TraceContext | undefined): Context {
-  if (traceContext === undefined) return api.context.active()
-  if (propagatorHandlesTraceparent(api)) return api.propagation.extract(api.ROOT_CONTEXT, traceContext)
-  const parsed = parseTraceparent(traceContext.traceparent)
-  if (parsed === undefined) return api.context.active()
-  let ctx = api.trace.setSpanContext(api.ROOT_CONTEXT, {
-    traceId: parsed.traceId,
-    spanId: parsed.spanId,
-    traceFlags: parsed.traceFlags,
-    isRemote: true,
-    ...(traceContext.tracestate === undefined ? {} : { traceState: api.createTraceState(traceContext.tracestate) }),
-  })
-  const members = baggageMembers(traceContext.baggage)
-  if (members !== undefined) {
-    const entries: Record<string, { value: string; metadata?: ReturnType<OtelApi['baggageEntryMetadataFromString']> }> = {}
-    for (const m of members) entries[m.key] = m.properties === '' ? { value: m.value } : { value: m.value, metadata: api.baggageEntryMetadataFromString(m.properties) }
-    ctx = api.propagation.setBaggage(ctx, api.propagation.createBaggage(entries))
-  }
-  return ctx
-}
-
-/**
- * The trace context to forward from inside a call whose span is `span` (started under
- * `parent`): what the global propagator injects when it handles `traceparent`, else the span's
- * `traceparent` and `tracestate` and the parent's baggage, written by hand. `undefined` when
- * the span's context is not valid.
- */
-export function traceContextOfSpan(api: OtelApi, span: Span, parent: Context): TraceContext | undefined {
-  const sc = span.spanContext()
-  if (!api.isSpanContextValid(sc)) return undefined
-  if (propagatorHandlesTraceparent(api)) {
-    const carrier: Record<string, string> = {}
-    api.propagation.inject(api.trace.setSpan(parent, span), carrier)
-    return traceContextOf(carrier)
-  }
-  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(sc.traceId, sc.spanId, sc.traceFlags) }
-  const state = sc.traceState?.serialize()
-  if (state !== undefined && state !== '') out.tracestate = state
-  const entries = api.propagation.getBaggage(parent)?.getAllEntries() ?? []
-  if (entries.length > 0) {
-    out.baggage = entries
-      .map(([key, entry]) => {
-        const properties = entry.metadata?.toString() ?? ''
-        return `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}${properties === '' ? '' : `;${properties}`}`
-      })
-      .join(',')
-  }
-  return traceContextOf(out)
 }
