@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { propagation, type TextMapPropagator } from '@opentelemetry/api'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -43,11 +43,12 @@ function served(): ToolManager {
   const tm = new ToolManager()
   tm.register({ name: 'echo', description: 'Echoes', inputSchema: { type: 'object' }, run: (input) => input })
   tm.register({ name: 'seen', inputSchema: { type: 'object' }, run: (_input, ctx: ToolContext) => ({ traceContext: ctx.traceContext ?? null }) })
+  tm.register({ name: 'guarded', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => 'done' })
   return tm
 }
 
-/** An SDK client connected to `createMcpServer(tm)` in memory; `sent` holds every frame the client sent. */
-async function inMemory(tm: ToolManager): Promise<{ client: Client; sent: JSONRPCMessage[] }> {
+/** An SDK client connected to `createMcpServer(tm)` in memory (approving every elicitation when `approve`); `sent` holds every frame the client sent. */
+async function inMemory(tm: ToolManager, approve = false): Promise<{ client: Client; sent: JSONRPCMessage[] }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const sent: JSONRPCMessage[] = []
   const send = clientSide.send.bind(clientSide)
@@ -56,7 +57,8 @@ async function inMemory(tm: ToolManager): Promise<{ client: Client; sent: JSONRP
     return send(message, options)
   }
   await createMcpServer(tm).connect(serverSide)
-  const client = new Client({ name: 'trace-test', version: '1.0.0' })
+  const client = new Client({ name: 'trace-test', version: '1.0.0' }, approve ? { capabilities: { elicitation: { form: {} } } } : {})
+  if (approve) client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { approve: true } }))
   await client.connect(clientSide)
   return { client, sent }
 }
@@ -95,6 +97,23 @@ describe.each([
       const call = lastCall(sent)
       validRequest(call)
       validCallRequest(call)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('a call confirmed through elicitation: the waiting call and the confirmed run are both children of the sent span', async () => {
+    register()
+    const { client } = await inMemory(served(), true)
+    try {
+      const result = await client.callTool({ name: 'guarded', arguments: {}, _meta: { traceparent: TRACEPARENT } })
+      expect(result).toMatchObject({ isError: false, content: [{ type: 'text', text: 'done' }] })
+      const spans = exporter.getFinishedSpans().filter((s) => s.name === 'execute_tool guarded')
+      expect(spans.map((s) => s.attributes['toolwire.status'])).toEqual(['pending', 'success'])
+      for (const span of spans) {
+        expect(span.spanContext().traceId).toBe(TRACE_ID)
+        expect(span.parentSpanContext?.spanId).toBe(SPAN_ID)
+      }
     } finally {
       await client.close()
     }

@@ -5,7 +5,8 @@ import { propagation, trace, type Context, type TextMapGetter, type TextMapPropa
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { createServer } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ToolManager, type ToolContext } from '../src/index.js'
+import { pending, ToolManager, type ToolContext } from '../src/index.js'
+import { MemoryStore } from '../src/runtime/store/index.js'
 import { parseTraceparent, traceContextOf } from '../src/observe/trace-context.js'
 import { useTracerProvider, type FinishedSpan } from './fixtures/tracing.js'
 
@@ -288,3 +289,36 @@ describe('docs/telemetry.md example', () => {
     }
   })
 })
+
+describe('a call that waits for confirmation or input', () => {
+  /** `guarded` needs confirmation; `ask` waits for input and resumes with the answer. */
+  function waiting(tm: ToolManager): ToolManager {
+    tm.register({ name: 'guarded', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => 'done' })
+    tm.register({ name: 'ask', inputSchema: { type: 'object' }, run: () => pending({ kind: 'input', prompt: 'Which?' }), resume: (answer) => answer })
+    return tm
+  }
+  const parents = (tool: string): (string | undefined)[] =>
+    exporter.getFinishedSpans().filter((s) => s.name === `execute_tool ${tool}`).map((s) => s.parentSpanContext?.spanId)
+
+  it('without a store, its confirmed or resumed run keeps the trace context: same parent', async () => {
+    const tm = waiting(new ToolManager())
+    const asked = await tm.call('guarded', {}, { traceContext: { traceparent: TRACEPARENT } })
+    if (asked.status !== 'needs_confirmation') throw new Error(asked.status)
+    expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 'done' })
+    const waits = await tm.call('ask', {}, { traceContext: { traceparent: TRACEPARENT } })
+    if (waits.status !== 'pending') throw new Error(waits.status)
+    expect(await tm.resume(waits.request.id, 'this one')).toMatchObject({ status: 'ok', data: 'this one' })
+    expect(parents('guarded')).toEqual([SPAN_ID, SPAN_ID])
+    expect(parents('ask')).toEqual([SPAN_ID, SPAN_ID])
+    expect(exporter.getFinishedSpans().every((s) => s.spanContext().traceId === TRACE_ID)).toBe(true)
+  })
+
+  it('with a store, the run continued from the store starts under the active context', async () => {
+    const tm = waiting(new ToolManager({ store: new MemoryStore() }))
+    const asked = await tm.call('guarded', {}, { traceContext: { traceparent: TRACEPARENT } })
+    if (asked.status !== 'needs_confirmation') throw new Error(asked.status)
+    expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 'done' })
+    expect(parents('guarded')).toEqual([SPAN_ID, undefined])
+  })
+})
+

@@ -474,7 +474,7 @@ export class Call implements ToolContext {
         return this.#fail(err)
       }
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
-      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options)
       if (typeof parked === 'boolean') this.#finish(result)
       else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
@@ -790,7 +790,7 @@ export class Call implements ToolContext {
       }
       this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
     }
-    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options)
     if (typeof parked === 'boolean') return settle(parked)
     const x = this.#more()
     // the body is done: what is left is the store's answer, which the store's own bound limits
