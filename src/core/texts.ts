@@ -245,3 +245,56 @@ export function mcpConfirmationText(summary: string, why: string, link?: { reado
     'It runs once approved there, without another call. Calling this tool again would ask for a second, separate approval.'
   )
 }
+
+/** The most characters of a summary an MCP elicitation message carries (what the confirmation page shows). */
+const ELICIT_SUMMARY_CHARS = 1000
+/** The most changes an elicitation message lists, and the most characters of each value it shows. */
+const ELICIT_CHANGES = 20
+const ELICIT_VALUE_CHARS = 200
+
+/**
+ * `text` as one line a person reads in a client's dialog: control characters (line breaks
+ * included, so a summary cannot forge lines of its own) and bidirectional overrides become a
+ * space or U+FFFD, and at most `max` characters are kept, then `…`.
+ */
+export function dialogLine(text: string, max: number): string {
+  // past 2 * max code units there are more than max characters: the rest is never read
+  const long = text.length > 2 * max
+  const head = long ? text.slice(0, 2 * max) : text
+  // eslint-disable-next-line no-control-regex
+  const clean = head.replace(/[\t\n\r]/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '\ufffd')
+  const chars = [...clean]
+  return long || chars.length > max ? `${chars.slice(0, max).join('')}…` : clean
+}
+
+/** One side of a change as a dialog shows it: its JSON form, `(none)` when absent. */
+function changeValue(value: unknown): string {
+  return value === undefined ? '(none)' : dialogLine(JSON.stringify(value) ?? 'null', ELICIT_VALUE_CHARS)
+}
+
+/**
+ * The message of an MCP form elicitation asking to confirm a call: `Confirm: <summary>`, then
+ * the (already redacted) changes, one line each, `- <path>: <before> → <after>`. Bounded: the
+ * summary to 1,000 characters, 20 changes, 200 characters a value, one line each.
+ */
+export function mcpConfirmationFormMessage(summary: string, changes?: readonly { readonly path: string; readonly before?: unknown; readonly after?: unknown }[]): string {
+  let text = `Confirm: ${dialogLine(summary, ELICIT_SUMMARY_CHARS)}`
+  if (changes === undefined || changes.length === 0) return text
+  text += '\n\nChanges:'
+  for (const change of changes.slice(0, ELICIT_CHANGES)) {
+    text += `\n- ${dialogLine(change.path, ELICIT_VALUE_CHARS)}: ${changeValue(change.before)} → ${changeValue(change.after)}`
+  }
+  if (changes.length > ELICIT_CHANGES) text += `\n… and ${changes.length - ELICIT_CHANGES} more`
+  return text
+}
+
+/** The message of an MCP URL elicitation to a call's approval page: `Approve or deny: <summary>` (bounded as the form's). */
+export function mcpConfirmationUrlMessage(summary: string): string {
+  return `Approve or deny: ${dialogLine(summary, ELICIT_SUMMARY_CHARS)}`
+}
+
+/** The message of an MCP form elicitation asking for a pending call's input: its prompt or summary (bounded as a confirmation's). */
+export function mcpInputMessage(request: PendingTextSource): string {
+  const detail = request.prompt ?? request.summary
+  return detail === undefined ? 'The tool needs your input to continue' : dialogLine(detail, ELICIT_SUMMARY_CHARS)
+}

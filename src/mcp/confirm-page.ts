@@ -15,7 +15,7 @@
  * it single-use across instances. With several secrets (rotation, newest first) the first
  * seals new links and any opens one. No MCP SDK import.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -27,6 +27,7 @@ import { refused, STORE_UNAVAILABLE } from '../runtime/durable/shared.js'
 import { STORE_TEXTS } from '../core/texts.js'
 import type { ServableManager } from './meta.js'
 import { readBody } from './body.js'
+import { openBytes, sealBytes, SEALED_MIN_BYTES } from './seal.js'
 
 /** What the page shows of a call waiting for confirmation. */
 export interface ConfirmationLinkInput {
@@ -342,6 +343,8 @@ interface SealedEntry extends PageEntry {
 }
 
 const SEAL_VERSION = 'p1'
+/** A link's associated data: its format's version, so no other sealed token opens as a link. */
+const SEAL_AAD = Buffer.from(SEAL_VERSION)
 /**
  * The largest sealed page (compressed) a link carries: the summary is clipped to
  * `PAGE_SUMMARY_CHARS`, then the changes are left out, then the summary is clipped to
@@ -364,18 +367,6 @@ function linkKeys(secret: Buffer): LinkKeys {
   return {
     seal: createHmac('sha256', secret).update('toolwire/confirm-page/seal/v1').digest(),
     csrf: createHmac('sha256', secret).update('toolwire/confirm-page/csrf/v1').digest(),
-  }
-}
-
-/** The compressed page `raw` (IV, ciphertext, tag) seals under `key`; `undefined` when the tag does not check out. */
-function openLink(key: Buffer, raw: Buffer): Buffer | undefined {
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
-    decipher.setAAD(Buffer.from(SEAL_VERSION))
-    decipher.setAuthTag(raw.subarray(raw.length - 16))
-    return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()])
-  } catch {
-    return undefined
   }
 }
 
@@ -470,10 +461,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     let plain = packed(PAGE_SUMMARY_CHARS, true)
     if (plain.length > SEAL_MAX_BYTES) plain = packed(PAGE_SUMMARY_CHARS, false)
     if (plain.length > SEAL_MAX_BYTES) plain = packed(SEAL_MIN_SUMMARY_CHARS, false)
-    const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!.seal, iv)
-    cipher.setAAD(Buffer.from(SEAL_VERSION))
-    const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+    const sealed = sealBytes(this.keys[0]!.seal, SEAL_AAD, plain)
     return `${SEAL_VERSION}.${sealed.toString('base64url')}`
   }
 
@@ -484,10 +472,10 @@ export class SharedConfirmationPages implements ConfirmationLinks {
   private unseal(link: string): (SealedEntry & { readonly csrf: string }) | undefined {
     if (!SHARED_SHAPE.test(link)) return undefined
     const raw = Buffer.from(link.slice(SEAL_VERSION.length + 1), 'base64url')
-    if (raw.length < 12 + 16 + 1) return undefined
+    if (raw.length < SEALED_MIN_BYTES) return undefined
     // the link does not say which secret sealed it: each is tried, told apart by the GCM tag
     for (const keys of this.keys) {
-      const plain = openLink(keys.seal, raw)
+      const plain = openBytes(keys.seal, SEAL_AAD, raw)
       if (plain === undefined) continue
       const entry = unpack(plain)
       return entry === undefined ? undefined : { ...entry, csrf: createHmac('sha256', keys.csrf).update(link).digest('base64url') }

@@ -88,6 +88,12 @@ export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchem
    * input's JSON form with sensitive fields redacted (`'[redacted]'`), so no summary can show them.
    */
   summarize?(input: I): string | Promise<string>
+  /**
+   * How an MCP client is asked to confirm (with `needsConfirmation`): `'form'` (default) in the
+   * client's own dialog when it supports form elicitation, else at the approval page; `'url'`
+   * only ever at the approval page (`serveHttp`), never in a form the client fills in.
+   */
+  readonly confirmVia?: 'form' | 'url'
   /** The changes a confirmed call would make, when known. Shown as a frozen copy, values under sensitive paths redacted. */
   previewChanges?(input: I): readonly FieldChange[] | Promise<readonly FieldChange[]>
   /** Undoes a call that registered `ctx.registerUndo(payload)`: run once by `tm.undo(callId)`, on any instance sharing the store. */
