@@ -166,9 +166,9 @@ function protocolFailure(err: unknown): ToolResult {
  * `fromMcp`: `isError` stays an error, images become parts, `structuredContent` becomes
  * the data. The call's signal cancels the MCP request, and the server's progress
  * notifications become `ctx.reportProgress`. The call's trace context (`ctx.traceContext`)
- * travels in the request's `_meta`, so the remote server's span joins the local trace. A call that a toolwire server holds for
- * the user's confirmation stays one: it ends `needs_confirmation` with the server's
- * `confirmId` and summary, and its approval URL (when the server gives one) in
+ * travels in the request's `_meta`, so the remote server's span joins the local trace. A
+ * call that a toolwire server holds for the user's confirmation stays one: it ends
+ * `needs_confirmation` with the server's `confirmId` and summary, and its approval URL (when the server gives one) in
  * `metadata.pending.url`; it is approved on the server (`tm.confirm` here does not
  * know the id). A JSON-RPC error from the server (for
  * example an unknown tool) becomes an error result (kind `provider`, `timeout` or
