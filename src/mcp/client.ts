@@ -168,11 +168,10 @@ function protocolFailure(err: unknown): ToolResult {
  * notifications become `ctx.reportProgress`. The call's trace context (`ctx.traceContext`)
  * travels in the request's `_meta`, so the remote server's span joins the local trace. A
  * call that a toolwire server holds for the user's confirmation stays one: it ends
- * `needs_confirmation` with the server's `confirmId` and summary, and its approval URL (when the server gives one) in
- * `metadata.pending.url`; it is approved on the server (`tm.confirm` here does not
- * know the id). A JSON-RPC error from the server (for
- * example an unknown tool) becomes an error result (kind `provider`, `timeout` or
- * `network`).
+ * `needs_confirmation` with the server's `confirmId` and summary, and its approval URL
+ * (when the server gives one) in `metadata.pending.url`; it is approved on the server
+ * (`tm.confirm` here does not know the id). A JSON-RPC error from the server (for example
+ * an unknown tool) becomes an error result (kind `provider`, `timeout` or `network`).
  *
  * With a manager (`importMcpTools(client, tm, options?)`) the tools are also registered.
  *
