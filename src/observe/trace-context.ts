@@ -28,24 +28,39 @@ export interface ParsedTraceparent {
 
 /** The longest `traceparent` read (a future version may append fields; version 00 is 55 characters). */
 const TRACEPARENT_MAX = 512
-/** version, trace id, parent id, flags, and (a future version only) more fields after a dash. */
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
-const ALL_ZERO = /^0+$/
+const DASH = 0x2d
+
+/**
+ * Whether `value[from, to)` is lowercase hex: 2 when it is and not all `0`, 1 when all `0`,
+ * 0 when it is not lowercase hex. A loop over char codes: no regex match array per call.
+ */
+function lowerHex(value: string, from: number, to: number): 0 | 1 | 2 {
+  let nonZero = false
+  for (let i = from; i < to; i++) {
+    const c = value.charCodeAt(i)
+    if (c >= 0x30 && c <= 0x39) {
+      if (c !== 0x30) nonZero = true
+    } else if (c >= 0x61 && c <= 0x66) nonZero = true
+    else return 0
+  }
+  return nonZero ? 2 : 1
+}
 
 /**
  * A `traceparent` header's trace id, parent span id and flags, or `undefined` when it is not
  * a valid one: W3C Trace Context's version 00 format (lowercase hex, nothing after the flags),
  * trace id and parent id not all zero. A higher version (not `ff`) is read the same way, and
- * may carry more fields after the flags, as the W3C rules for future versions say.
+ * may carry more fields after the flags (after a `-`), as the W3C rules for future versions say.
  */
 export function parseTraceparent(value: unknown): ParsedTraceparent | undefined {
-  if (typeof value !== 'string' || value.length > TRACEPARENT_MAX) return undefined
-  const m = TRACEPARENT.exec(value)
-  if (m === null) return undefined
-  const [, version, traceId, spanId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined]
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined
-  if (ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return undefined
-  return { traceId, spanId, traceFlags: parseInt(flags, 16) }
+  if (typeof value !== 'string' || value.length < 55 || value.length > TRACEPARENT_MAX) return undefined
+  if (value.charCodeAt(2) !== DASH || value.charCodeAt(35) !== DASH || value.charCodeAt(52) !== DASH) return undefined
+  if (lowerHex(value, 0, 2) === 0 || lowerHex(value, 53, 55) === 0) return undefined
+  if (lowerHex(value, 3, 35) !== 2 || lowerHex(value, 36, 52) !== 2) return undefined
+  const version = value.slice(0, 2)
+  if (version === 'ff') return undefined
+  if (value.length > 55 && (version === '00' || value.charCodeAt(55) !== DASH)) return undefined
+  return { traceId: value.slice(3, 35), spanId: value.slice(36, 52), traceFlags: parseInt(value.slice(53, 55), 16) }
 }
 
 /** Optional whitespace around list separators (W3C `OWS`). */
@@ -133,7 +148,11 @@ export function traceContextOf(carrier: unknown): TraceContext | undefined {
   }
   const parsed = parseTraceparent(traceparent)
   if (parsed === undefined) return undefined
-  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(parsed.traceId, parsed.spanId, parsed.traceFlags) }
+  // a version 00 one is kept as sent; a higher version is written as version 00
+  const version00 = (traceparent as string).length === 55 && (traceparent as string).startsWith('00')
+  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = {
+    traceparent: version00 ? (traceparent as string) : formatTraceparent(parsed.traceId, parsed.spanId, parsed.traceFlags),
+  }
   const state = readTracestate(tracestate)
   if (state !== undefined) out.tracestate = state
   const bag = readBaggage(baggage)
