@@ -81,7 +81,7 @@ describe('traceContextOf (an MCP _meta, a headers object, CallOptions.traceConte
   })
 
   it('drops a malformed tracestate or baggage and keeps the traceparent', () => {
-    const malformedStates = ['Upper=1', 'a=', '=b', 'a=b,a=c', 'a=b=c,=', `a=${'x'.repeat(257)}`, Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(','), 'a=b\u00e9', '', 5]
+    const malformedStates = ['Upper=1', 'a=', '=b', 'a=b,a=c', 'a=b=c,=', `a=${'x'.repeat(257)}`, Array.from({ length: 33 }, (_, i) => `k${i}=v`).join(','), Array.from({ length: 32 }, (_, i) => `k${i}=${'v'.repeat(256)}`).join(','), 'a=b\u00e9', '', 5]
     for (const tracestate of malformedStates) expect(traceContextOf({ traceparent: TRACEPARENT, tracestate })).toEqual({ traceparent: TRACEPARENT })
     const malformedBaggage = ['k', 'k=v,', 'k v=1', 'k=v"', 'k=%E0%A4%A', `k=${'v'.repeat(8200)}`, Array.from({ length: 181 }, (_, i) => `k${i}=v`).join(','), '', {}]
     for (const baggage of malformedBaggage) expect(traceContextOf({ traceparent: TRACEPARENT, baggage })).toEqual({ traceparent: TRACEPARENT })
