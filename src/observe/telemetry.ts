@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
-import { baggageMembers, formatTraceparent, parseTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
+import { baggageMembers, formatTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
 
@@ -46,12 +46,13 @@ function propagatorHandlesTraceparent(api: OtelApi): boolean {
 function otelParentOf(api: OtelApi, traceContext: TraceContext | undefined): SpanParent {
   if (traceContext === undefined) return api.context.active()
   if (propagatorHandlesTraceparent(api)) return api.propagation.extract(api.ROOT_CONTEXT, traceContext)
-  const parsed = parseTraceparent(traceContext.traceparent)
-  if (parsed === undefined) return api.context.active()
+  // the call's options hold it as `traceContextOf` wrote it (a version 00 traceparent): read by position
+  const tp = traceContext.traceparent
+  if (tp.length !== 55) return api.context.active()
   let ctx = api.trace.setSpanContext(api.ROOT_CONTEXT, {
-    traceId: parsed.traceId,
-    spanId: parsed.spanId,
-    traceFlags: parsed.traceFlags,
+    traceId: tp.slice(3, 35),
+    spanId: tp.slice(36, 52),
+    traceFlags: parseInt(tp.slice(53), 16),
     isRemote: true,
     ...(traceContext.tracestate === undefined ? {} : { traceState: api.createTraceState(traceContext.tracestate) }),
   })
