@@ -1,8 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { trace } from '@opentelemetry/api'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   callRecord,
   createOutcomeTool,
@@ -15,17 +13,9 @@ import {
   type ToolEvents,
 } from '../src/index.js'
 import { callRecordJson } from '../src/core/native.js'
+import { useTracerProvider } from './fixtures/tracing.js'
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider)
-})
-afterAll(async () => {
-  await provider.shutdown()
-  trace.disable()
-})
+const { exporter } = useTracerProvider()
 
 const obj = { type: 'object' } as const
 

@@ -165,13 +165,13 @@ function protocolFailure(err: unknown): ToolResult {
  * tool definitions whose `run` calls `client.callTool` and maps the result back with
  * `fromMcp`: `isError` stays an error, images become parts, `structuredContent` becomes
  * the data. The call's signal cancels the MCP request, and the server's progress
- * notifications become `ctx.reportProgress`. A call that a toolwire server holds for
- * the user's confirmation stays one: it ends `needs_confirmation` with the server's
- * `confirmId` and summary, and its approval URL (when the server gives one) in
- * `metadata.pending.url`; it is approved on the server (`tm.confirm` here does not
- * know the id). A JSON-RPC error from the server (for
- * example an unknown tool) becomes an error result (kind `provider`, `timeout` or
- * `network`).
+ * notifications become `ctx.reportProgress`. The call's trace context (`ctx.traceContext`)
+ * travels in the request's `_meta`, so the remote server's span joins the local trace. A
+ * call that a toolwire server holds for the user's confirmation stays one: it ends
+ * `needs_confirmation` with the server's `confirmId` and summary, and its approval URL
+ * (when the server gives one) in `metadata.pending.url`; it is approved on the server
+ * (`tm.confirm` here does not know the id). A JSON-RPC error from the server (for example
+ * an unknown tool) becomes an error result (kind `provider`, `timeout` or `network`).
  *
  * With a manager (`importMcpTools(client, tm, options?)`) the tools are also registered.
  *
@@ -207,7 +207,9 @@ export async function importMcpTools(
         async run(input: Record<string, unknown>, ctx: ToolContext) {
           let result: CallToolResult
           try {
-            result = (await client.callTool({ name: tool.name, arguments: input }, undefined, {
+            // trace context (issue #22 Deliver 4): the call's span context travels in _meta (traceparent, tracestate, baggage)
+            const traceMeta = ctx.traceContext === undefined ? {} : { _meta: { ...ctx.traceContext } }
+            result = (await client.callTool({ name: tool.name, arguments: input, ...traceMeta }, undefined, {
               signal: ctx.signal,
               onprogress: (p) => ctx.reportProgress(p.progress, p.total, p.message),
               ...(options.requestTimeoutMs === undefined ? {} : { timeout: options.requestTimeoutMs }),

@@ -39,6 +39,7 @@ import { toolwireVersion } from './module.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
 import { checkOptions, isBoolean, isFunction, isOneOf, isString, type OptionRules } from './options.js'
+import { traceContextOf } from '../observe/trace-context.js' // trace context (issue #22 Deliver 4)
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -340,7 +341,8 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       const idempotencyKey = (request.params._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY]
       const callOptions: CallOptions =
         idempotencyKey === undefined ? { signal: extra.signal, callId } : { signal: extra.signal, callId, idempotencyKey: idempotencyKey as string }
-      let view = await tm.call(name, args, callOptions)
+      // trace context (issue #22 Deliver 4): the request's _meta traceparent/tracestate/baggage parent the call's span
+      let view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(request.params._meta) })
       if (view.status === 'needs_confirmation') {
         const answered = await confirmThroughElicitation(server, tm, name, view, options, extra.signal, extra.requestId)
         if (answered === undefined) {

@@ -1,19 +1,23 @@
 /**
  * OpenTelemetry spans, when `@opentelemetry/api` (an optional peer dependency) is
  * installed: one `execute_tool {tool}` span per call, following the GenAI semantic
- * conventions, with `error.type` set on every outcome but success. Without the peer
- * dependency this module loads nothing and costs nothing per call.
+ * conventions, with `error.type` set on every outcome but success, parented to the caller's
+ * W3C trace context when it sent one (extracted, and injected for the body, here). Without the
+ * peer dependency this module loads nothing and costs nothing per call.
  */
 import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
+import { baggageMembers, formatTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
 
 type OtelApi = typeof import('@opentelemetry/api')
 type Span = import('@opentelemetry/api').Span
 type Tracer = import('@opentelemetry/api').Tracer
+/** The OpenTelemetry context a call's span started under (opaque outside this module). */
+export type SpanParent = import('@opentelemetry/api').Context
 
 function loadOtel(): OtelApi | undefined {
   try {
@@ -24,6 +28,71 @@ function loadOtel(): OtelApi | undefined {
 }
 
 const otel = loadOtel()
+
+/** Whether the registered global propagator writes `traceparent` (as the W3C one OpenTelemetry's NodeSDK registers does). */
+function propagatorHandlesTraceparent(api: OtelApi): boolean {
+  try {
+    return api.propagation.fields().includes('traceparent')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The OpenTelemetry context a call's span starts under: `traceContext` extracted by the global
+ * propagator when it handles `traceparent`, else built by hand (a remote span context, its
+ * trace state, its baggage); without a trace context, the active context.
+ */
+function otelParentOf(api: OtelApi, traceContext: TraceContext | undefined): SpanParent {
+  if (traceContext === undefined) return api.context.active()
+  if (propagatorHandlesTraceparent(api)) return api.propagation.extract(api.ROOT_CONTEXT, traceContext)
+  // the call's options hold it as `traceContextOf` wrote it (a version 00 traceparent): read by position
+  const tp = traceContext.traceparent
+  if (tp.length !== 55) return api.context.active()
+  let ctx = api.trace.setSpanContext(api.ROOT_CONTEXT, {
+    traceId: tp.slice(3, 35),
+    spanId: tp.slice(36, 52),
+    traceFlags: parseInt(tp.slice(53), 16),
+    isRemote: true,
+    ...(traceContext.tracestate === undefined ? {} : { traceState: api.createTraceState(traceContext.tracestate) }),
+  })
+  const members = baggageMembers(traceContext.baggage)
+  if (members !== undefined) {
+    const entries: Record<string, { value: string; metadata?: ReturnType<OtelApi['baggageEntryMetadataFromString']> }> = {}
+    for (const m of members) entries[m.key] = m.properties === '' ? { value: m.value } : { value: m.value, metadata: api.baggageEntryMetadataFromString(m.properties) }
+    ctx = api.propagation.setBaggage(ctx, api.propagation.createBaggage(entries))
+  }
+  return ctx
+}
+
+/**
+ * The trace context to forward from inside a call whose span is `span` (started under
+ * `parent`): what the global propagator injects when it handles `traceparent`, else the span's
+ * `traceparent` and `tracestate` and the parent's baggage, written by hand. `undefined` when
+ * the span's context is not valid.
+ */
+function traceContextOfSpan(api: OtelApi, span: Span, parent: SpanParent): TraceContext | undefined {
+  const sc = span.spanContext()
+  if (!api.isSpanContextValid(sc)) return undefined
+  if (propagatorHandlesTraceparent(api)) {
+    const carrier: Record<string, string> = {}
+    api.propagation.inject(api.trace.setSpan(parent, span), carrier)
+    return traceContextOf(carrier)
+  }
+  const out: { -readonly [K in keyof TraceContext]: TraceContext[K] } = { traceparent: formatTraceparent(sc.traceId, sc.spanId, sc.traceFlags) }
+  const state = sc.traceState?.serialize()
+  if (state !== undefined && state !== '') out.tracestate = state
+  const entries = api.propagation.getBaggage(parent)?.getAllEntries() ?? []
+  if (entries.length > 0) {
+    out.baggage = entries
+      .map(([key, entry]) => {
+        const properties = entry.metadata?.toString() ?? ''
+        return `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}${properties === '' ? '' : `;${properties}`}`
+      })
+      .join(',')
+  }
+  return traceContextOf(out)
+}
 
 /** Telemetry options of a manager. */
 export interface TelemetryOptions {
@@ -71,10 +140,21 @@ export class CallTracer {
     return new CallTracer(otel, options?.recordContent === true)
   }
 
-  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined): Span | undefined {
+  /** The context a call's span starts under: the caller's trace context when it sent one, else the active context. */
+  parentOf(traceContext: TraceContext | undefined): SpanParent {
+    return otelParentOf(this.api, traceContext)
+  }
+
+  /** The trace context a call's body forwards: its span's, or `undefined` when the span's context is not valid. */
+  traceContextOf(span: Span, parent: SpanParent): TraceContext | undefined {
+    return traceContextOfSpan(this.api, span, parent)
+  }
+
+  /** Starts a call's span under `parent` (from {@link parentOf}; default: the active context). */
+  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined, parent?: SpanParent): Span | undefined {
     const tracer = this.resolve()
     if (tracer === undefined) return undefined
-    const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL })
+    const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL }, parent)
     if (!span.isRecording()) return span
     span.setAttribute('gen_ai.operation.name', 'execute_tool')
     span.setAttribute('gen_ai.tool.name', tool)

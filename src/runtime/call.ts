@@ -16,7 +16,8 @@ import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { redact, redactChanges, resultData } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
-import type { CallTracer } from '../observe/telemetry.js'
+import type { CallTracer, SpanParent } from '../observe/telemetry.js'
+import type { TraceContext } from '../observe/trace-context.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
@@ -139,6 +140,8 @@ class CallExtras {
   reported: string | undefined = undefined
   diagnostics: OutcomeDiagnostics | undefined = undefined
   span: Span = undefined
+  /** The context the span started under (for the trace context the body forwards). */
+  spanParent: SpanParent | undefined = undefined
   /** A plain success's frozen data, while the output check reads it. */
   okData: JsonValue | undefined = undefined
   canonical: ToolResult | undefined = undefined
@@ -239,6 +242,19 @@ export class Call implements ToolContext {
 
   get attempt(): number {
     return this.#attemptNo
+  }
+
+  get traceContext(): TraceContext | undefined {
+    const received = this.#options?.traceContext
+    const x = this.#x
+    if (x?.span === undefined || x.spanParent === undefined) return received
+    try {
+      return this.#host.tracer!.traceContextOf(x.span, x.spanParent) ?? received
+    } catch (err) {
+      // telemetry never fails a call
+      this.#host.reportError(this.callId, this.#entry.name, err)
+      return received
+    }
   }
 
   registerUndo(restore: (() => unknown) | JsonValue): void {
@@ -458,7 +474,7 @@ export class Call implements ToolContext {
         return this.#fail(err)
       }
       // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
-      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options)
       if (typeof parked === 'boolean') this.#finish(result)
       else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
     }
@@ -774,7 +790,7 @@ export class Call implements ToolContext {
       }
       this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
     }
-    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options?.timeoutMs, this.#options?.idempotencyKey)
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options)
     if (typeof parked === 'boolean') return settle(parked)
     const x = this.#more()
     // the body is done: what is left is the store's answer, which the store's own bound limits
@@ -932,7 +948,11 @@ export class Call implements ToolContext {
       spanStart: (c) => {
         const tracer = c.#host.tracer
         try {
-          if (tracer !== undefined) c.#more().span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive)
+          if (tracer !== undefined) {
+            const x = c.#more()
+            x.spanParent = tracer.parentOf(c.#options?.traceContext)
+            x.span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive, x.spanParent)
+          }
         } catch (err) {
           // telemetry never stops a call
           c.#host.reportError(c.callId, c.#entry.name, err)

@@ -129,7 +129,7 @@ interface Parked {
   readonly entry: ToolEntry
   readonly input: unknown
   readonly callId: string
-  /** The original call's own timeout, which the continued run keeps. */
+  /** The original call's own timeout (and idempotency key, trace context), which the continued run keeps. */
   readonly options: CallOptions | undefined
   readonly expiresAt: number
   used: boolean
@@ -239,7 +239,7 @@ export class ToolManager {
         const id = randomId()
         return { id, handle: id }
       },
-      park: (id, kind, entry, input, callId, timeoutMs, idempotencyKey) => this.park(id, kind, entry, input, callId, timeoutMs, idempotencyKey),
+      park: (id, kind, entry, input, callId, options) => this.park(id, kind, entry, input, callId, options),
       unpark: (id, callId) => this.unpark(id, callId),
       ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
@@ -590,13 +590,15 @@ export class ToolManager {
    * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
    * call not yet answered nor expired, or in the store by a row of that id (until pruned).
    */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): boolean | Promise<boolean> {
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined): boolean | Promise<boolean> {
     this.sweepParked()
     const held = this.parked.get(id)
     if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    // what the confirmed or resumed run keeps of the call's options: its timeout and its idempotency key
-    const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
+    // what the confirmed or resumed run keeps of the call's options: its timeout, its idempotency key
+    // and (in this process only, not in the store) its trace context
+    const { timeoutMs, idempotencyKey, traceContext } = callOptions ?? {}
+    const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
     const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false }
@@ -1000,7 +1002,7 @@ export class ToolManager {
       if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
       if (this.tracer !== undefined) {
         const entry = this.tools.get(tool)
-        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined)
+        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext))
         if (span !== undefined) this.tracer.end(span, result, undefined)
       }
       if (bug !== undefined) this.reportError(callId, tool, bug)

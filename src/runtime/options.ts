@@ -5,6 +5,7 @@
 import { refusalError, ToolResult } from '../core/result.js'
 import { invalidOptionsText } from '../core/texts.js'
 import type { CallOptions } from './tool.js'
+import { traceContextOf } from '../observe/trace-context.js'
 
 /** The tool name a call's events and views use: the name, or a placeholder for a non-string. */
 export function toolLabel(name: unknown): string {
@@ -19,7 +20,7 @@ export function badOptions(what: string): ToolResult {
 /**
  * A plain frozen snapshot of the caller's options (each getter read once, here), or the
  * refusal of options that throw or are malformed: `signal` an AbortSignal-like object,
- * `callId` a string, `timeoutMs` a positive number.
+ * `callId` a string, `timeoutMs` a positive number. A `traceContext` is kept only when valid.
  */
 export function readOptions(options: unknown): CallOptions | undefined | ToolResult {
   if (options === undefined || options === null) return undefined
@@ -28,12 +29,14 @@ export function readOptions(options: unknown): CallOptions | undefined | ToolRes
   let callId: unknown
   let timeoutMs: unknown
   let idempotencyKey: unknown
+  let traceContext: unknown
   try {
-    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown }
+    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown; traceContext?: unknown }
     signal = o.signal
     callId = o.callId
     timeoutMs = o.timeoutMs
     idempotencyKey = o.idempotencyKey
+    traceContext = o.traceContext
   } catch {
     return badOptions('options')
   }
@@ -68,6 +71,11 @@ export function readOptions(options: unknown): CallOptions | undefined | ToolRes
       return badOptions('idempotencyKey must be a string of 1 to 1024 characters')
     }
     out.idempotencyKey = idempotencyKey
+  }
+  if (traceContext !== undefined) {
+    // an invalid trace context is ignored, never a refusal (W3C: the trace restarts)
+    const valid = traceContextOf(traceContext)
+    if (valid !== undefined) out.traceContext = valid
   }
   return Object.freeze(out)
 }

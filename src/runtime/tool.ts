@@ -5,6 +5,7 @@
 import type { BreakerOptions } from './breaker.js'
 import type { HelperResult } from '../core/helpers.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
+import type { TraceContext } from '../observe/trace-context.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {
@@ -30,6 +31,12 @@ export interface ToolContext {
   registerUndo(restore: (() => unknown) | JsonValue): void
   /** Reports progress (MCP `notifications/progress` when the client asked for it). */
   reportProgress(progress: number, total?: number, message?: string): void
+  /**
+   * The W3C trace context to forward to what the body calls (as headers, or MCP `_meta`): the
+   * call's `execute_tool` span when it has one, else the trace context the call was called with;
+   * `undefined` when neither.
+   */
+  readonly traceContext?: TraceContext
 }
 
 /** A permission decision: allow with `true`/`undefined`, deny with `false`, `refuse(...)` or `{ allow: false, code?, message? }`. */
@@ -136,6 +143,12 @@ export interface CallOptions {
    * without running; see docs/store.md.
    */
   readonly idempotencyKey?: string
+  /**
+   * The caller's W3C trace context (`traceparent`, optionally `tracestate` and `baggage`): the
+   * call's `execute_tool` span becomes a child of that trace. An invalid `traceparent` is
+   * ignored (the span starts under the active context), never an error.
+   */
+  readonly traceContext?: TraceContext
 }
 
 /** What a tool's `undo(payload, ctx)` receives besides the payload. */

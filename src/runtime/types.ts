@@ -10,7 +10,7 @@ import type { MetricsBuffer } from '../observe/metrics.js'
 import type { CallRecord } from '../observe/record.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
-import type { PermissionHook, ToolContext, ToolDefinition } from './tool.js'
+import type { CallOptions, PermissionHook, ToolContext, ToolDefinition } from './tool.js'
 import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
@@ -76,7 +76,7 @@ export interface CallHost {
    * `true`, or `false` when a parked suspension holds the id (nothing was parked). With a store,
    * resolves once the store holds it (never rejects: a failure is reported).
    */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, timeoutMs: number | undefined, idempotencyKey: string | undefined): boolean | Promise<boolean>
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined): boolean | Promise<boolean>
   /** Withdraws what `park` parked for `callId` under `id` (the call settled otherwise meanwhile). Never throws. */
   unpark(id: string, callId: string): void
   /** With a store: the ledger gate before the body (see durable/ledger.ts). */
