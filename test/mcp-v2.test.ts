@@ -174,12 +174,12 @@ describe('serveHttp: the 2026-07-28 validation ladder, raw frames', () => {
     expect(served.sessions()).toBe(0)
   })
 
-  it('server/discover names 2026-07-28 and the tools capability, with no logging and no tasks extension', async () => {
+  it('server/discover names 2026-07-28, the tools and logging capabilities, and no tasks extension', async () => {
     const r = await post(served.url, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: envelope() } }, modernHeaders('server/discover'))
     expect(r.status).toBe(200)
     const result = (r.frames[0] as { result: { supportedVersions: string[]; capabilities: Record<string, unknown> } }).result
     expect(result.supportedVersions).toEqual([MCP_PROTOCOL_VERSION])
-    expect(result.capabilities).toEqual({ tools: { listChanged: false } })
+    expect(result.capabilities).toEqual({ tools: { listChanged: false }, logging: {} })
     expectValid('modern', r.frames, 'server/discover')
   })
 
@@ -292,6 +292,67 @@ describe('serveHttp: the 2026-07-28 validation ladder, raw frames', () => {
     expect(result.protocolVersion).toBe('2025-11-25')
     expect(result.capabilities).toEqual({ tools: { listChanged: false } })
     expectValid('legacy', init.frames, 'initialize')
+  })
+})
+
+describe('ctx.log: notifications/message for a 2026-07-28 request that set a logLevel, nothing otherwise', () => {
+  let served: HttpMcpServer
+  const events: unknown[] = []
+  beforeAll(async () => {
+    const tm = new ToolManager()
+    tm.register({
+      name: 'chatty',
+      inputSchema: { type: 'object' },
+      run: (_input: unknown, ctx: ToolContext) => {
+        ctx.log('debug', 'fine detail')
+        ctx.log('info', { step: 1, password: 'hunter2' })
+        ctx.log('error', 'it went wrong')
+        ctx.log('loud' as never, 'an unknown level logs nothing')
+        return 'talked'
+      },
+    })
+    tm.on('log', (event) => events.push(event))
+    served = await serveHttp(tm)
+  })
+  afterAll(() => served.close())
+
+  const chatty = (meta: Record<string, unknown>) =>
+    post(served.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {}, _meta: meta } }, modernHeaders('tools/call', 'chatty'))
+
+  it('logLevel "info": info and error are sent before the result on the same stream, data redacted; debug is dropped', async () => {
+    events.length = 0
+    const r = await chatty({ ...envelope(), 'io.modelcontextprotocol/logLevel': 'info' })
+    expect(r.contentType).toMatch(/^text\/event-stream/)
+    const messages = r.frames.filter((f) => (f as { method?: string }).method === 'notifications/message')
+    expect(messages.map((m) => (m as { params: unknown }).params)).toEqual([
+      { level: 'info', data: { step: 1, password: '[redacted]' } },
+      { level: 'error', data: 'it went wrong' },
+    ])
+    expect(r.frames.at(-1)).toMatchObject({ id: 1, result: { isError: false, resultType: 'complete' } })
+    expectValid('modern', r.frames, 'tools/call')
+    expect(JSON.stringify(r.frames)).not.toContain('hunter2')
+    // the manager's log event has every level the tool used, redacted too
+    expect(events).toMatchObject([{ level: 'debug', data: 'fine detail' }, { level: 'info', data: { password: '[redacted]' } }, { level: 'error' }])
+  })
+
+  it('without a logLevel: a plain JSON answer, no notifications/message', async () => {
+    const r = await chatty(envelope())
+    expect(r.contentType).toMatch(/^application\/json/)
+    expect(r.frames).toHaveLength(1)
+    expect(r.frames[0]).toMatchObject({ id: 1, result: { isError: false } })
+  })
+
+  it('a 2025 client (stateless here) sees no logging capability and no notifications/message', async () => {
+    const stateless = await serveHttp(new ToolManager().register({ name: 'chatty', inputSchema: { type: 'object' }, run: (_i: unknown, ctx: ToolContext) => (ctx.log('error', 'x'), 'ok') }), { stateless: true })
+    try {
+      const init = await post(stateless.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } } })
+      expect((init.frames[0] as { result: { capabilities: Record<string, unknown> } }).result.capabilities).toEqual({ tools: { listChanged: false } })
+      const call = await post(stateless.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {}, _meta: { progressToken: 't' } } }, { 'mcp-protocol-version': '2025-11-25' })
+      expect(call.frames.some((f) => (f as { method?: string }).method === 'notifications/message')).toBe(false)
+      expectValid('legacy', call.frames, 'tools/call')
+    } finally {
+      await stateless.close()
+    }
   })
 })
 

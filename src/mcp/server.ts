@@ -297,6 +297,29 @@ function toolListOf(tm: ServableManager): () => { readonly tools: Tool[]; readon
   }
 }
 
+/** Per-call listeners of one manager event, subscribed to `tm` on first use. */
+class CallSinks<E extends 'progress' | 'log'> {
+  private readonly sinks = new Map<string, (payload: ToolEvents[E]) => void>()
+  private listening = false
+
+  constructor(
+    private readonly tm: ServableManager,
+    private readonly event: E,
+  ) {}
+
+  set(callId: string, sink: (payload: ToolEvents[E]) => void): void {
+    if (!this.listening) {
+      this.tm.on(this.event, (payload: ToolEvents[E]) => this.sinks.get(payload.callId)?.(payload))
+      this.listening = true
+    }
+    this.sinks.set(callId, sink)
+  }
+
+  delete(callId: string): void {
+    this.sinks.delete(callId)
+  }
+}
+
 /**
  * A factory of MCP `Server`s (the SDK v2's low-level class) serving `tm`'s tools, one per
  * era: what `serveHttp` and `serveStdio` hand to the SDK's entries. The work shared by every
@@ -317,6 +340,9 @@ function toolListOf(tm: ServableManager): () => { readonly tools: Tool[]; readon
  * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`: a
  *   retry with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
  * - Every result carries `_meta["toolwire/callId"]`.
+ * - 2026-07-28 only: the `logging` capability, and `ctx.log` becomes `notifications/message`
+ *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
+ *   (entries below that level are dropped). A 2025 client sees no logging capability.
  * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
  *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
  *   (no task is ever created: the extension is not advertised).
@@ -326,9 +352,8 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
   const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
   const toolList = toolListOf(tm)
-  const progressSinks = new Map<string, (event: ToolEvents['progress']) => void>()
-  const onProgress = (event: ToolEvents['progress']): void => progressSinks.get(event.callId)?.(event)
-  let listening = false
+  const progressSinks = new CallSinks(tm, 'progress')
+  const logSinks = new CallSinks(tm, 'log')
 
   const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult> => {
     const problem = callParamsProblem(request.params)
@@ -339,10 +364,6 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
     const callId = `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
     const progressToken = ctx.mcpReq._meta?.progressToken
     if (progressToken !== undefined) {
-      if (!listening) {
-        tm.on('progress', onProgress)
-        listening = true
-      }
       let last = -Infinity
       progressSinks.set(callId, (event) => {
         if (!(event.progress > last)) return
@@ -352,6 +373,10 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
         if (event.message !== undefined) params.message = event.message
         ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined)
       })
+    }
+    // 2026-07-28 only, and only when the request asked for it (`logLevel`): the SDK drops what is below that level
+    if (era === 'modern' && (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[MCP_ENVELOPE_KEYS.logLevel] !== undefined) {
+      logSinks.set(callId, (event) => void ctx.mcpReq.log(event.level, event.data).catch(() => undefined))
     }
     const signal = ctx.mcpReq.signal
     try {
@@ -374,13 +399,15 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
     } finally {
       progressSinks.delete(callId)
+      logSinks.delete(callId)
     }
   }
 
   return (ctx) => {
     const era: McpEra = ctx.era
     const server = new Server(info, {
-      capabilities: { tools: { listChanged: false } },
+      // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
+      capabilities: era === 'modern' ? { tools: { listChanged: false }, logging: {} } : { tools: { listChanged: false } },
       jsonSchemaValidator: sharedElicitationValidator,
       cacheHints: { 'tools/list': hint, 'server/discover': hint },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
