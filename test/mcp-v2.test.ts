@@ -356,6 +356,48 @@ describe('ctx.log: notifications/message for a 2026-07-28 request that set a log
   })
 })
 
+describe('cancellation on the request\'s own stream (2026-07-28)', () => {
+  it('closing the response stream aborts the call\'s signal, before and after its first progress', async () => {
+    const aborted: string[] = []
+    const started: (() => void)[] = []
+    const tm = new ToolManager()
+    tm.register({
+      name: 'wait',
+      inputSchema: { type: 'object', properties: { progress: { type: 'boolean' } } },
+      run: (input: { progress?: boolean }, ctx: ToolContext) =>
+        new Promise((resolve) => {
+          if (input.progress === true) ctx.reportProgress(1)
+          ctx.signal.addEventListener('abort', () => {
+            aborted.push(input.progress === true ? 'streamed' : 'json')
+            resolve('stopped')
+          })
+          started.shift()?.()
+        }),
+    })
+    const served = await serveHttp(tm)
+    try {
+      for (const progress of [false, true]) {
+        const client = new AbortController()
+        const running = new Promise<void>((resolve) => started.push(resolve))
+        const meta = progress ? { ...envelope(), progressToken: 'p' } : envelope()
+        const answer = fetch(served.url, {
+          method: 'POST',
+          signal: client.signal,
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders('tools/call', 'wait') },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: { progress }, _meta: meta } }),
+        }).then((r) => r.text())
+        await running
+        client.abort()
+        await answer.catch(() => undefined)
+        for (let i = 0; i < 200 && aborted.length < (progress ? 2 : 1); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      expect(aborted).toEqual(['json', 'streamed'])
+    } finally {
+      await served.close()
+    }
+  })
+})
+
 /** Serves over an in-process stdio pair; `send` writes a line and resolves the answer to `id`. */
 async function stdioPair(): Promise<{ send: (frame: unknown, id?: unknown) => Promise<Record<string, unknown>>; close: () => Promise<void> }> {
   const stdin = new PassThrough()

@@ -431,8 +431,17 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     parsedBody?: unknown,
   ): Promise<void> => {
     const aborter = new AbortController()
-    const response = await handle(headerOnlyRequest(req, aborter.signal), parsedBody)
-    await writeResponse(res, response, ids, () => aborter.abort())
+    // the client going away before the answer (2026-07-28: closing the stream cancels the call) aborts it
+    const abort = (): void => {
+      if (!res.writableFinished) aborter.abort()
+    }
+    res.once('close', abort)
+    try {
+      const response = await handle(headerOnlyRequest(req, aborter.signal), parsedBody)
+      await writeResponse(res, response, ids, abort)
+    } finally {
+      res.off('close', abort)
+    }
   }
   const viaSession = (session: Session) => (request: Request, parsedBody: unknown) =>
     session.transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody })
