@@ -335,6 +335,17 @@ describe('ctx.log: notifications/message for a 2026-07-28 request that set a log
     expect(events).toMatchObject([{ level: 'debug', data: 'fine detail' }, { level: 'info', data: { password: '[redacted]' } }, { level: 'error' }])
   })
 
+  it('a call already settled logs nothing (no log event)', async () => {
+    const tm = new ToolManager()
+    let kept: ToolContext | undefined
+    tm.register({ name: 'late', inputSchema: { type: 'object' }, run: (_i: unknown, ctx: ToolContext) => ((kept = ctx), 'done') })
+    const seen: unknown[] = []
+    tm.on('log', (event) => seen.push(event))
+    await tm.call('late', {})
+    kept!.log('error', 'after the end')
+    expect(seen).toEqual([])
+  })
+
   it('without a logLevel: a plain JSON answer, no notifications/message', async () => {
     const r = await chatty(envelope())
     expect(r.contentType).toMatch(/^application\/json/)
