@@ -183,6 +183,17 @@ describe('serveHttp: the 2026-07-28 validation ladder, raw frames', () => {
     expectValid('modern', r.frames, 'server/discover')
   })
 
+  it('toolListTtlMs sets the ttlMs of tools/list', async () => {
+    const cached = await serveHttp(manager().tm, { toolListTtlMs: 60_000 })
+    try {
+      const list = await post(cached.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } }, modernHeaders('tools/list'))
+      expect(list.frames[0]).toMatchObject({ result: { ttlMs: 60_000, cacheScope: 'private' } })
+      expectValid('modern', list.frames, 'tools/list')
+    } finally {
+      await cached.close()
+    }
+  })
+
   it('header mismatches are 400 -32020: Mcp-Name, Mcp-Method, MCP-Protocol-Version against the body', async () => {
     const body = call({ name: 'echo', arguments: {}, _meta: envelope() })
     const cases: Record<string, string>[] = [
