@@ -25,6 +25,7 @@ export type {
   ToolEventName,
   ToolEvents,
   ToolHints,
+  ToolLogLevel,
   ToolManagerOptions,
   ToolManifestEntry,
   RetryOptions,

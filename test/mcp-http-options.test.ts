@@ -175,7 +175,7 @@ describe('createMcpServer, serveStdio and StdioLineTransport check their options
       expect((err as Error).message).toMatch(message)
     }
     expect(stdin.listenerCount('data')).toBe(0)
-    const { server } = await serveStdio(tm, { stdin, stdout, maxLineBytes: 1024, drainTimeoutMs: 0, name: 'ok' })
+    const server = await serveStdio(tm, { stdin, stdout, maxLineBytes: 1024, drainTimeoutMs: 0, name: 'ok' })
     await server.close()
   })
 

@@ -102,7 +102,7 @@ describe('serveHttp with sessions', () => {
     try {
       expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/)
       expect(served.sessions()).toBeGreaterThanOrEqual(1)
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'steps', 'fails', 'remove'])
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'fails', 'remove', 'steps'])
       const r = (await client.callTool({ name: 'echo', arguments: { text: 'hi' } })) as CallToolResult
       expect(r).toMatchObject({ isError: false, structuredContent: { text: 'hi' } })
       const progress: number[] = []
@@ -165,7 +165,7 @@ describe('serveHttp with sessions', () => {
 
     const parse = await post(served.url, '{"jsonrpc": "2.0", "id": 3, "method": ', session)
     expect(parse.status).toBe(400)
-    expect(parse.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } })
+    expect(parse.json()).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: invalid JSON' } })
 
     const invalid = await post(served.url, { jsonrpc: '1.0', id: 4, method: 'tools/list' }, session)
     expect(invalid.status).toBe(400)
@@ -319,7 +319,7 @@ describe('serveHttp limits and token', () => {
       const res = await fetch(new URL('/metrics', broken.url))
       expect(res.status).toBe(500)
       const text = await res.text()
-      expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } })
+      expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' } })
       expect(text).not.toContain('exploded')
     } finally {
       await broken.close()
@@ -376,7 +376,7 @@ describe('serveHttp stateless', () => {
       parse.mockRestore()
     }
     expect(refused.status).toBe(400)
-    expect(JSON.parse(refused.text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: holds more than 100064 values' } })
+    expect(JSON.parse(refused.text)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: holds more than 100064 values' } })
     expect(refused.text).not.toContain('hunter2')
     const next = await post(served.url, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } }, { 'mcp-protocol-version': '2025-11-25' })
     expect(JSON.parse(next.text)).toMatchObject({ id: 8, result: { isError: false, structuredContent: { text: 'still here' } } })

@@ -169,7 +169,7 @@ function counting(options?: ConstructorParameters<typeof ToolManager>[0]): ToolM
 async function stdioAnswers(tm: ToolManager, lines: readonly string[]): Promise<{ frames: Map<unknown, Record<string, unknown>>; text: string }> {
   const stdin = new PassThrough()
   const stdout = new PassThrough()
-  const { server } = await serveStdio(tm, { stdin, stdout })
+  const server = await serveStdio(tm, { stdin, stdout })
   const all = framesOf(stdout, lines.length)
   for (const line of lines) stdin.write(`${line}\n`)
   const answers = await all

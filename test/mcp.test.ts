@@ -110,7 +110,7 @@ describe.skipIf(schemaPath === undefined)('raw frames', () => {
     expect(byId.get(99)).toMatchObject({ error: { code: -32600 } })
     expect(byId.get(0)).toMatchObject({ result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'toolwire' } } })
     const tools = (byId.get(1) as { result: { tools: Record<string, unknown>[] } }).result.tools
-    expect(tools.map((t) => t.name)).toEqual(['read_file', 'list_dir', 'search_text', 'edit_settings', 'delete_file'])
+    expect(tools.map((t) => t.name)).toEqual(['delete_file', 'edit_settings', 'list_dir', 'read_file', 'search_text'])
     expect(byId.get(2)).toMatchObject({ result: { isError: false, structuredContent: { path: 'sub' } } })
     expect(byId.get(3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: no_such_tool' } })
     expect(byId.get(4)).toMatchObject({ result: { isError: true, content: [{ type: 'text', text: expect.stringContaining('Invalid arguments') }] } })

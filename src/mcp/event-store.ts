@@ -2,8 +2,7 @@
  * The events a session keeps so that a client can resume an SSE stream (`Last-Event-ID`):
  * the newest ones, bounded by count and by bytes. No MCP SDK import beyond its types.
  */
-import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server'
 
 /** Bounds of a {@link MemoryEventStore}. */
 export interface EventStoreLimits {

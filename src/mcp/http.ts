@@ -1,27 +1,36 @@
 /**
- * MCP over Streamable HTTP (revision 2025-11-25): `serveHttp` puts a `ToolManager`'s tools
- * behind one HTTP endpoint (`/mcp`), with sessions or stateless, plus `/healthz` and
- * `/metrics`.
+ * MCP over Streamable HTTP: `serveHttp` puts a `ToolManager`'s tools behind one HTTP endpoint
+ * (`/mcp`) serving both eras, plus `/healthz` and `/metrics`:
  *
- * The MCP side (POST, GET and DELETE, SSE for progress and server-to-client requests,
- * session ids) is the SDK's `StreamableHTTPServerTransport`. In front of it sits a gate
- * of our own that the SDK's transport does not provide, or provides differently:
- * bearer tokens, Host and Origin checks on every path, the `MCP-Protocol-Version`
- * check on every request (initialize included), the body limits (bytes, depth and values:
- * the served manager's `maxInputValues` plus the envelope) before any parsing,
- * JSON-RPC shape errors (`-32600`, not the SDK's `-32700`), batches refused (2025-11-25
- * has none), an unknown method answered 404 before dispatch, and a session table with
- * an idle timeout, and an event store bounded by bytes. See docs/mcp.md.
+ * - 2026-07-28 (a request carrying the `_meta` envelope, or `MCP-Protocol-Version: 2026-07-28`):
+ *   the SDK v2's `createMcpHandler`, one server per request, no sessions.
+ * - 2025-11-25 (`initialize` and what follows): sessions of our own (`sessions.ts`) over the
+ *   SDK's `WebStandardStreamableHTTPServerTransport`, or with `stateless`, one server per request.
+ *
+ * In front of both sits a gate of our own that the SDK does not provide, or provides
+ * differently: bearer tokens, Host and Origin checks on every path, the 2025
+ * `MCP-Protocol-Version` check, the body limits (bytes, depth and values: the served manager's
+ * `maxInputValues` plus the envelope) before any parsing, parse errors, JSON-RPC shape errors
+ * and batches answered without an `id` (never `"id": null`), an unknown method answered 404
+ * before dispatch, a short `-32602` for malformed `tools/call` params, wide integer ids, a
+ * session table with per-client caps and an idle timeout, and an event store bounded by bytes.
+ * See docs/mcp.md.
  */
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import {
+  createMcpHandler,
+  parseJSONRPCMessage,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServerFactory,
+  type Server,
+} from '@modelcontextprotocol/server'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
-import { createMcpServer, frameValueLimit, MCP_SERVED_METHODS, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { callParamsError, createMcpServerFactory, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
 import {
   checkOptions,
   isBoolean,
@@ -41,6 +50,7 @@ import { closeUnfinished, readBody } from './body.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
 import { WideIds } from './ids.js'
+import { headerOnlyRequest, writeResponse } from './web.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -54,10 +64,10 @@ export interface ServeHttpOptions extends McpServerOptions {
   /** The MCP endpoint's path (default `/mcp`). */
   readonly path?: string
   /**
-   * No sessions: every POST is served by a fresh server and transport, so any instance
-   * behind a load balancer can answer any request. GET and DELETE answer 405; a call
-   * that needs confirmation answers with its `confirmId` (no elicitation: a request to
-   * the client could not come back to the same instance).
+   * No 2025 sessions: every 2025 POST is served by a fresh server, so any instance behind a
+   * load balancer can answer any request (the 2026-07-28 era never has sessions). GET and
+   * DELETE answer 405; a call that needs confirmation answers with its `confirmId` (no
+   * elicitation: a request to the client could not come back to the same instance).
    */
   readonly stateless?: boolean
   /** A bearer token every request must carry (`Authorization: Bearer <token>`); 401 otherwise. */
@@ -211,7 +221,6 @@ export interface HttpMcpServer {
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
-const PROTOCOL_VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/
 /** The deepest nesting a request body may have (as for stdio frames). */
 const MAX_BODY_DEPTH = 1000
 
@@ -243,7 +252,8 @@ interface JsonRpcErrorBody {
   readonly status: number
   readonly code: number
   readonly message: string
-  readonly id?: string | number | null
+  /** The request's id when known; an answer to a request without a usable id has none (never `null`). */
+  readonly id?: string | number
   readonly headers?: Readonly<Record<string, string>>
   /** Writes back an `id` that was an alias of a wide integer (see ids.ts). */
   readonly ids?: WideIds
@@ -261,7 +271,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 
 function sendError(res: ServerResponse, e: JsonRpcErrorBody): void {
   const ids = e.ids
-  sendJson(res, e.status, { jsonrpc: '2.0', id: e.id ?? null, error: { code: e.code, message: e.message } }, e.headers, ids === undefined ? undefined : (v) => ids.serialize(v))
+  const frame = e.id === undefined ? { jsonrpc: '2.0', error: { code: e.code, message: e.message } } : { jsonrpc: '2.0', id: e.id, error: { code: e.code, message: e.message } }
+  sendJson(res, e.status, frame, e.headers, ids === undefined ? undefined : (v) => ids.serialize(v))
 }
 
 function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8', headers: Readonly<Record<string, string>> = {}): void {
@@ -278,29 +289,14 @@ function digest(text: string): Buffer {
 }
 
 interface Session {
-  readonly transport: StreamableHTTPServerTransport
+  readonly transport: WebStandardStreamableHTTPServerTransport
   readonly server: Server
 }
 
-/**
- * Makes the SDK transport's SSE events write each wide integer id back as it was sent (the
- * transport writes every event, replays included, through `writeSSEEvent`; the framing here
- * is the SDK's own). Left as it is when this SDK version has no such method.
- */
-function writeWideIds(transport: StreamableHTTPServerTransport, ids: WideIds, onError: (error: Error) => void): void {
-  type Writer = (controller: ReadableStreamDefaultController<Uint8Array>, encoder: TextEncoder, message: unknown, eventId?: string) => boolean
-  const inner = (transport as unknown as { _webStandardTransport?: { writeSSEEvent?: Writer } })._webStandardTransport
-  if (inner === undefined || typeof inner.writeSSEEvent !== 'function') return
-  inner.writeSSEEvent = (controller, encoder, message, eventId) => {
-    try {
-      controller.enqueue(encoder.encode(`event: message\n${eventId ? `id: ${eventId}\n` : ''}data: ${ids.serialize(message)}\n\n`))
-      return true
-    } catch (error) {
-      onError(error as Error)
-      return false
-    }
-  }
-}
+/** The 2025 protocol versions a request header may name (2026-07-28 goes to the modern era). */
+const LEGACY_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS
+const PROTOCOL_VERSION_SHAPE = /^\d{4}-\d{2}-\d{2}$/
+const unsupportedVersion = `Bad Request: unsupported MCP-Protocol-Version (supported: ${[MCP_PROTOCOL_VERSION, ...LEGACY_VERSIONS].join(', ')})`
 
 /**
  * Serves `tm` over MCP Streamable HTTP until `close()`.
@@ -403,27 +399,71 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   /** Whose sessions these are: the token's holders when one is set, else the address. */
   const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
 
-  const newTransport = (stateful: boolean, json = false, client = ''): { transport: StreamableHTTPServerTransport; server: Server } => {
-    const server = createMcpServer(tm, serverOptions)
-    const transport = new StreamableHTTPServerTransport(
-      stateful
-        ? {
-            sessionIdGenerator: () => randomUUID(),
-            eventStore: new MemoryEventStore({ maxBytes: replayBytes }),
-            retryInterval: 1000,
-            onsessioninitialized: (id) => {
-              sessions.add(id, client, { transport, server })
-            },
-            onsessionclosed: (id) => {
-              sessions.delete(id)
-            },
-          }
-        : { sessionIdGenerator: undefined, enableJsonResponse: json },
-    )
+  const factory: McpServerFactory = createMcpServerFactory(tm, serverOptions)
+  // the 2026-07-28 era: one server per request, never a session
+  const modernHandler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror: onError })
+
+  /** Opens a 2025 session's transport and server; the session is kept once its `initialize` is answered. */
+  const openSession = async (client: string): Promise<Session> => {
+    const server = (await factory({ era: 'legacy' })) as Server
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new MemoryEventStore({ maxBytes: replayBytes }),
+      retryInterval: 1000,
+      onsessioninitialized: (id) => {
+        sessions.add(id, client, { transport, server })
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id)
+      },
+    })
     transport.onerror = onError
     server.onerror = onError
-    writeWideIds(transport, ids, onError)
+    await server.connect(transport)
     return { transport, server }
+  }
+
+  /** Hands the request (its body already parsed) to an SDK handler, and writes the answer back. */
+  const forward = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    handle: (request: Request, parsedBody: unknown) => Promise<Response>,
+    parsedBody?: unknown,
+  ): Promise<void> => {
+    const aborter = new AbortController()
+    // the client going away before the answer (2026-07-28: closing the stream cancels the call) aborts it
+    const abort = (): void => {
+      if (!res.writableFinished) aborter.abort()
+    }
+    res.once('close', abort)
+    try {
+      const response = await handle(headerOnlyRequest(req, aborter.signal), parsedBody)
+      await writeResponse(res, response, ids, abort)
+    } finally {
+      res.off('close', abort)
+    }
+  }
+  const viaSession = (session: Session) => (request: Request, parsedBody: unknown) =>
+    session.transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody })
+  const viaModern = (request: Request, parsedBody: unknown) => modernHandler.fetch(request, { parsedBody })
+
+  /**
+   * A 2025 request without a session (`stateless`): a fresh server and transport answer it,
+   * as plain JSON unless a progress token asks for progress (the SDK's own stateless legacy
+   * leg always answers SSE).
+   */
+  const serveStatelessLegacy = async (req: IncomingMessage, res: ServerResponse, message: { params?: unknown }): Promise<void> => {
+    const progressToken = (message.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken
+    const server = (await factory({ era: 'legacy' })) as Server
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: progressToken === undefined })
+    transport.onerror = onError
+    server.onerror = onError
+    try {
+      await server.connect(transport)
+      await forward(req, res, (request, parsedBody) => transport.handleRequest(request, { parsedBody }), message)
+    } finally {
+      await server.close().catch(onError)
+    }
   }
 
   const sweep = setInterval(() => sessions.sweep(), Math.max(1000, Math.min(idleMs, options.sessionUnusedMs ?? 60_000, 60_000)))
@@ -435,24 +475,25 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       sendError(res, { status: 405, code: -32000, message: 'Method not allowed', headers: { allow: options.stateless === true ? 'POST' : 'GET, POST, DELETE' } })
       return
     }
-    const version = req.headers['mcp-protocol-version']
-    if (version !== undefined) {
-      const value = Array.isArray(version) ? version.join(',') : version
-      if (!PROTOCOL_VERSION_SHAPE.test(value) || !SUPPORTED_PROTOCOL_VERSIONS.includes(value)) {
-        sendError(res, {
-          status: 400,
-          code: -32000,
-          message: `Bad Request: unsupported MCP-Protocol-Version (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-        })
-        return
-      }
+    const versionHeader = req.headers['mcp-protocol-version']
+    const version = Array.isArray(versionHeader) ? versionHeader.join(',') : versionHeader
+    const modernHeader = version === MCP_PROTOCOL_VERSION
+    // a malformed version is refused before the body is read; a well-formed one the era decides on
+    if (version !== undefined && !PROTOCOL_VERSION_SHAPE.test(version)) {
+      sendError(res, { status: 400, code: -32000, message: unsupportedVersion })
+      return
     }
     const sessionHeader = req.headers['mcp-session-id']
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader
 
     if (method !== 'POST') {
-      if (options.stateless === true) {
-        sendError(res, { status: 405, code: -32000, message: 'Method not allowed: this server is stateless (POST only)', headers: { allow: 'POST' } })
+      if (options.stateless === true || modernHeader) {
+        const why = modernHeader ? 'the 2026-07-28 era has no sessions' : 'this server is stateless'
+        sendError(res, { status: 405, code: -32000, message: `Method not allowed: ${why} (POST only)`, headers: { allow: 'POST' } })
+        return
+      }
+      if (version !== undefined && !LEGACY_VERSIONS.includes(version)) {
+        sendError(res, { status: 400, code: -32000, message: unsupportedVersion })
         return
       }
       if (sessionId === undefined) {
@@ -466,7 +507,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         return
       }
       try {
-        await session.transport.handleRequest(req, res)
+        await forward(req, res, viaSession(session))
       } finally {
         sessions.end(sessionId)
       }
@@ -487,72 +528,74 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       return
     }
     let value: unknown
-    let wide = false
     try {
-      const raw: unknown = JSON.parse(text)
       // an integer id beyond ±2^53 (valid in MCP, refused by the SDK) travels as an alias, written back as sent
-      value = ids.inbound(raw, text)
-      wide = value !== raw
+      value = ids.inbound(JSON.parse(text), text)
     } catch {
       sendError(res, { status: 400, code: -32700, message: 'Parse error: invalid JSON' })
       return
     }
     if (Array.isArray(value)) {
-      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: JSON-RPC batches are not part of MCP 2025-11-25' })
+      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: JSON-RPC batches are not part of MCP' })
       return
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
-    if (!parsed.success) {
+    let message: { id?: string | number; method?: string; params?: unknown }
+    try {
+      message = parseJSONRPCMessage(value) as typeof message
+    } catch {
       const id = (value as { id?: unknown } | null)?.id
-      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null
+      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
       sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId, ids })
       return
     }
-    const message = parsed.data as { id?: string | number; method?: string }
-    if (message.method !== undefined && message.id !== undefined && !MCP_SERVED_METHODS.includes(message.method)) {
-      sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id, ids })
+    const modern = modernHeader || claimsModernEnvelope(message)
+    if (!modern && version !== undefined && !LEGACY_VERSIONS.includes(version)) {
+      sendError(res, { status: 400, code: -32000, message: unsupportedVersion })
       return
     }
-    const isInitialize = message.method === 'initialize'
-
+    if (message.method !== undefined && message.id !== undefined) {
+      if (!(modern ? MCP_MODERN_METHODS : MCP_LEGACY_METHODS).includes(message.method)) {
+        sendError(res, { status: 404, code: -32601, message: 'Method not found', id: message.id, ids })
+        return
+      }
+      const invalidParams = callParamsError(message)
+      if (invalidParams !== undefined) {
+        sendError(res, { status: 200, ...invalidParams, id: message.id, ids })
+        return
+      }
+    }
+    if (modern) {
+      await forward(req, res, viaModern, message)
+      return
+    }
     if (options.stateless === true) {
-      // nothing but progress can come back before the response (a stateless server sends no
-      // request to the client): without a progress token, plain JSON instead of an SSE stream
-      const progressToken = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken
-      // a JSON answer is written by the SDK, which cannot write a wide id back: those go as SSE
-      const { transport, server } = newTransport(false, progressToken === undefined && !wide)
-      res.on('close', () => {
-        void server.close().catch(onError)
-      })
-      await server.connect(transport)
-      await transport.handleRequest(req, res, parsed.data)
+      await serveStatelessLegacy(req, res, message)
       return
     }
 
     if (sessionId === undefined) {
-      if (!isInitialize) {
-        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id ?? null, ids })
+      if (message.method !== 'initialize') {
+        sendError(res, { status: 400, code: -32000, message: 'Bad Request: Mcp-Session-Id header is required', id: message.id, ids })
         return
       }
       // room is made by closing a session unused since its initialize, else the least recently used
       if (!sessions.admit(clientOf(req))) {
-        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id ?? null, headers: { 'retry-after': '60' }, ids })
+        sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id, headers: { 'retry-after': '60' }, ids })
         return
       }
-      const { transport, server } = newTransport(true, false, clientOf(req))
-      await server.connect(transport)
-      await transport.handleRequest(req, res, parsed.data)
+      const session = await openSession(clientOf(req))
+      await forward(req, res, viaSession(session), message)
       // an initialize the transport refused opened no session: nothing to keep
-      if (transport.sessionId === undefined || sessions.get(transport.sessionId) === undefined) await server.close().catch(onError)
+      if (session.transport.sessionId === undefined || sessions.get(session.transport.sessionId) === undefined) await session.server.close().catch(onError)
       return
     }
     const session = sessions.begin(sessionId)
     if (session === undefined) {
-      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id ?? null, ids })
+      sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id, ids })
       return
     }
     try {
-      await session.transport.handleRequest(req, res, parsed.data)
+      await forward(req, res, viaSession(session), message)
     } finally {
       sessions.end(sessionId)
     }
@@ -669,6 +712,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
       clearInterval(sweep)
       pages?.close()
+      await modernHandler.close().catch(onError)
       for (const id of sessions.ids()) sessions.close(id)
       http.closeAllConnections()
       await closing

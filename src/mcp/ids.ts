@@ -139,8 +139,17 @@ export class WideIds {
 
   /** The JSON text of an outgoing message, each alias written back as its number. */
   serialize(message: unknown): string {
-    const text = JSON.stringify(message)
+    return this.restore(JSON.stringify(message))
+  }
+
+  /** JSON text (a message, or SSE lines carrying messages) with each alias written back as its number. */
+  restore(text: string): string {
     if (this.texts.size === 0 || !text.includes(this.prefix)) return text
     return text.replace(this.pattern, (quoted) => this.texts.get(quoted.slice(1, -1)) ?? quoted)
+  }
+
+  /** Whether any alias was made (only then can outgoing text hold one). */
+  get active(): boolean {
+    return this.texts.size > 0
   }
 }

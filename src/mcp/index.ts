@@ -1,14 +1,17 @@
 /**
- * `toolwire/mcp`: serve a ToolManager's tools over MCP (stdio or Streamable HTTP), and
- * import an MCP server's tools. This entry loads the MCP SDK; `toolwire` itself does not.
+ * `toolwire/mcp`: serve a ToolManager's tools over MCP (stdio or Streamable HTTP; revisions
+ * 2026-07-28 and 2025-11-25), and import an MCP server's tools. This entry loads the MCP SDK;
+ * `toolwire` itself does not.
  */
 export {
   createMcpServer,
+  createMcpServerFactory,
   mcpToolOf,
   UnknownToolError,
   MCP_PROTOCOL_VERSION,
+  MCP_LEGACY_PROTOCOL_VERSION,
 } from './server.js'
-export type { McpServerOptions } from './server.js'
+export type { McpServerOptions, McpEra } from './server.js'
 export {
   MCP_UNTRUSTED_CONTENT_META_KEY,
   MCP_NEEDS_CONFIRMATION_META_KEY,
@@ -19,7 +22,7 @@ export {
 } from './meta.js'
 export type { ServableManager } from './meta.js'
 export { serveStdio, StdioLineTransport } from './stdio.js'
-export type { ServeStdioOptions, StdioLineTransportOptions } from './stdio.js'
+export type { ServeStdioOptions, StdioLineTransportOptions, StdioMcpServer } from './stdio.js'
 export { loadToolModule, isServableManager, toolwireVersion } from './module.js'
 export { importMcpTools, fromMcp } from './client.js'
 export type { ImportMcpToolsOptions, FromMcpOptions } from './client.js'

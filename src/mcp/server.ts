@@ -1,25 +1,25 @@
 /**
- * The MCP server: serves a `ToolManager`'s tools over the Model Context Protocol
- * (revision 2025-11-25) with the official SDK's low-level `Server`: the `tools/list`
- * and `tools/call` handlers, progress, cancellation and confirmations. The transports
- * are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
+ * The MCP server: serves a `ToolManager`'s tools over the Model Context Protocol with the
+ * official SDK v2's low-level `Server`, in both eras (2026-07-28 and 2025-11-25): the
+ * `tools/list` and `tools/call` handlers, progress, cancellation and confirmations. The
+ * transports are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
  */
 import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Ajv } from 'ajv'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
-  CallToolRequestSchema,
-  CallToolResultSchema,
-  ErrorCode,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
-  McpError,
-  RequestSchema,
+  isCallToolResult,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type CallToolResult,
+  type jsonSchemaValidator,
+  type McpServerFactory,
+  type ServerContext,
+  type StandardSchemaV1,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js'
+} from '@modelcontextprotocol/server'
 import { toMcp } from '../render/mcp.js'
 import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestEntry } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
@@ -35,11 +35,11 @@ import {
   MCP_UNTRUSTED_CONTENT_META_KEY,
   type ServableManager,
 } from './meta.js'
+import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASK_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
 import { toolwireVersion } from './module.js'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
-import { checkOptions, isBoolean, isFunction, isOneOf, isString, type OptionRules } from './options.js'
-import { traceContextOf } from '../observe/trace-context.js' // trace context (issue #22 Deliver 4)
+import { checkOptions, isBoolean, isFunction, isOneOf, isString, isWaitMs, type OptionRules } from './options.js'
+import { traceContextOf } from '../observe/trace-context.js'
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -51,15 +51,14 @@ export {
   type ServableManager,
 } from './meta.js'
 
-/** The MCP protocol revision toolwire serves (the SDK negotiates older ones when a client asks). */
-export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION
+export { MCP_PROTOCOL_VERSION, MCP_LEGACY_PROTOCOL_VERSION } from './protocol.js'
 
 /**
- * The requests a server from `createMcpServer` answers (the SDK's `Server` adds
- * `initialize` and `ping`). The HTTP transport answers any other request 404 before
+ * The requests a legacy-era server from `createMcpServer` answers (the SDK's `Server` adds
+ * `initialize` and `ping`). The HTTP transport answers any other 2025 request 404 before
  * dispatch; a test keeps this list equal to the server's handlers.
  */
-export const MCP_SERVED_METHODS: readonly string[] = Object.freeze(['initialize', 'ping', 'tools/list', 'tools/call'])
+export const MCP_SERVED_METHODS: readonly string[] = MCP_LEGACY_METHODS
 
 /**
  * The values a frame may hold beyond the tool arguments: the JSON-RPC envelope (`jsonrpc`,
@@ -111,6 +110,11 @@ export interface McpServerOptions {
    * the text then says that the application holds the link.
    */
   readonly confirmationLinkInText?: boolean
+  /**
+   * How long a 2026-07-28 client may keep the `tools/list` result (its `ttlMs`, with
+   * `cacheScope: "private"`), in ms (default 0: tools registered later are listed at once).
+   */
+  readonly toolListTtlMs?: number
 }
 
 /** What each of `McpServerOptions` must be (any other key is refused). @internal */
@@ -121,6 +125,7 @@ export const MCP_SERVER_OPTION_RULES: OptionRules = Object.freeze({
   confirmations: isOneOf(['elicit', 'refuse']),
   confirmationLink: isFunction,
   confirmationLinkInText: isBoolean,
+  toolListTtlMs: isWaitMs,
 })
 
 /** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
@@ -229,103 +234,137 @@ const sharedElicitationValidator: jsonSchemaValidator = {
 }
 
 /** The JSON-RPC error (`-32602`, invalid params) for a `tools/call` of a tool that does not exist. */
-export class UnknownToolError extends McpError {
+export class UnknownToolError extends ProtocolError {
   constructor(readonly tool: string) {
-    super(ErrorCode.InvalidParams, `Unknown tool: ${clipped(tool)}`)
-    // the SDK prefixes "MCP error -32602: "; the wire message is the plain sentence
-    this.message = `Unknown tool: ${clipped(tool)}`
+    super(ProtocolErrorCode.InvalidParams, `Unknown tool: ${clipped(tool)}`)
   }
 }
 
 /** The JSON-RPC error (`-32602`, invalid params) for `tools/call` params that are not `{ name: string, arguments?: object }`. */
-export class InvalidCallParamsError extends McpError {
+export class InvalidCallParamsError extends ProtocolError {
   constructor(problem: string) {
-    super(ErrorCode.InvalidParams, `Invalid params: ${problem}`)
-    // the SDK prefixes "MCP error -32602: "; the wire message is the plain sentence
-    this.message = `Invalid params: ${problem}`
+    super(ProtocolErrorCode.InvalidParams, `Invalid params: ${problem}`)
   }
 }
 
-/** What is wrong with `tools/call` params, in a short sentence, or undefined when they are well-formed. */
-function callParamsProblem(params: unknown): string | undefined {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'tools/call needs a params object'
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
-  if (name === undefined) return '"name" is required'
-  if (typeof name !== 'string') return '"name" must be a string'
-  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return '"arguments" must be an object'
-  return undefined
+/**
+ * The answer frame for a `tools/call` request whose params are malformed, or undefined when
+ * they are well-formed. The SDK's `Server` parses them before any handler runs and answers a
+ * raw validation dump; the transports, which hold the parsed frame, answer this short
+ * `-32602` instead (a `Server` wired to another transport answers the SDK's own).
+ * @internal
+ */
+export function callParamsError(message: { method?: unknown; id?: unknown; params?: unknown }): { code: number; message: string } | undefined {
+  if (message.method !== 'tools/call' || message.id === undefined) return undefined
+  const problem = callParamsProblem(message.params)
+  return problem === undefined ? undefined : { code: ProtocolErrorCode.InvalidParams, message: `Invalid params: ${problem}` }
 }
 
-/**
- * `tools/call` requests whose params are left to the handler. The SDK's `Server` parses
- * `tools/call` params before any handler runs and answers a failure with `-32603` and
- * the raw validation issues; the handler checks them itself and answers `-32602` with a
- * short message (`InvalidCallParamsError`).
- */
-const UncheckedCallToolRequestSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method })
-
-/** The result as the SDK's `Server` would send it: parsed with `CallToolResultSchema` (a malformed one is an internal error). */
+/** The result as the SDK would send it: a malformed one is an internal error. */
 function checkedResult(result: CallToolResult): CallToolResult {
-  const parsed = CallToolResultSchema.safeParse(result)
-  if (!parsed.success) {
-    const error = new McpError(ErrorCode.InternalError, 'Internal error: the tool result is not a valid CallToolResult')
-    error.message = 'Internal error: the tool result is not a valid CallToolResult'
-    throw error
+  if (!isCallToolResult(result)) {
+    throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error: the tool result is not a valid CallToolResult')
   }
-  return parsed.data as CallToolResult
+  return result
+}
+
+/** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
+export type McpEra = 'modern' | 'legacy'
+
+/** A Standard Schema that passes any params (the `tasks/*` handlers read them themselves). */
+const anyParams: StandardSchemaV1 = { '~standard': { version: 1, vendor: 'toolwire', validate: (value) => ({ value }) } }
+
+/** Whether this modern request declared the tasks extension in its envelope's client capabilities. */
+function declaresTasks(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
+  const extensions = (envelope?.[MCP_ENVELOPE_KEYS.clientCapabilities] as { extensions?: Record<string, unknown> } | undefined)?.extensions
+  return typeof extensions === 'object' && extensions !== null && MCP_TASKS_EXTENSION in extensions
 }
 
 /**
- * An MCP `Server` (the SDK's low-level class) serving `tm`'s tools: `tools/list` from
- * `tm.manifest()`, `tools/call` through `tm.call` rendered with `toMcp`.
- *
- * - An unknown tool is a JSON-RPC error `-32602` (`McpError(InvalidParams)`), and so are
- *   malformed params (no string `name`, `arguments` not an object), with a short message.
- * - Invalid arguments, refusals and tool failures are `isError: true` results.
- * - A call that needs confirmation asks the user through elicitation when the client
- *   supports it (then `tm.confirm` runs or denies it); otherwise it answers an
- *   `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
- * - `notifications/cancelled` aborts the call's signal (the call ends `cancelled`, and
- *   no response is sent, as the protocol requires).
- * - `ctx.reportProgress` becomes `notifications/progress` when the request carried a
- *   `_meta.progressToken` (non-increasing progress values are dropped).
- * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`
- *   (the manager needs a store; without one the call is refused `invalid_options`): a retry
- *   with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
- * - Every result carries `_meta["toolwire/callId"]`.
+ * The `tools/list` entries of `tm`, sorted by name, built once for each set of registered
+ * tools (the same definitions in the same order answer the list already built).
  */
-export function createMcpServer(tm: ServableManager, options: McpServerOptions = {}): Server {
+function toolListOf(tm: ServableManager): () => { readonly tools: Tool[]; readonly names: ReadonlySet<string> } {
+  let defs: readonly ToolDefinition<never>[] = []
+  let built: { readonly tools: Tool[]; readonly names: ReadonlySet<string> } | undefined
+  return () => {
+    const now = tm.list()
+    if (built !== undefined && now.length === defs.length && now.every((def, i) => def === defs[i])) return built
+    defs = now
+    const tools = tm.manifest().map(mcpToolOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    built = { tools, names: new Set(tools.map((t) => t.name)) }
+    return built
+  }
+}
+
+/** Per-call listeners of one manager event, subscribed to `tm` on first use. */
+class CallSinks<E extends 'progress' | 'log'> {
+  private readonly sinks = new Map<string, (payload: ToolEvents[E]) => void>()
+  private listening = false
+
+  constructor(
+    private readonly tm: ServableManager,
+    private readonly event: E,
+  ) {}
+
+  set(callId: string, sink: (payload: ToolEvents[E]) => void): void {
+    if (!this.listening) {
+      this.tm.on(this.event, (payload: ToolEvents[E]) => this.sinks.get(payload.callId)?.(payload))
+      this.listening = true
+    }
+    this.sinks.set(callId, sink)
+  }
+
+  delete(callId: string): void {
+    this.sinks.delete(callId)
+  }
+}
+
+/**
+ * A factory of MCP `Server`s (the SDK v2's low-level class) serving `tm`'s tools, one per
+ * era: what `serveHttp` and `serveStdio` hand to the SDK's entries. The work shared by every
+ * instance (options, the sorted tool list, the elicitation validator) is done once here; an
+ * instance is cheap, as stateless HTTP builds one per request.
+ *
+ * - `tools/list` from `tm.manifest()`, sorted by name; on 2026-07-28 with `ttlMs`
+ *   (`toolListTtlMs`, default 0) and `cacheScope: "private"`.
+ * - `tools/call` through `tm.call` rendered with `toMcp`. An unknown tool is a JSON-RPC error
+ *   `-32602` (`UnknownToolError`), and so are malformed params. Invalid arguments, refusals
+ *   and tool failures are `isError: true` results.
+ * - A call that needs confirmation asks the user through elicitation when a 2025 client with a
+ *   session declared it (then `tm.confirm` runs or denies it); otherwise (2026-07-28 clients
+ *   included) it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
+ * - Cancellation (`notifications/cancelled`, or a closed 2026-07-28 response stream) aborts the
+ *   call's signal; `ctx.reportProgress` becomes `notifications/progress` when the request
+ *   carried a `_meta.progressToken` (non-increasing progress values are dropped).
+ * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`: a
+ *   retry with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
+ * - Every result carries `_meta["toolwire/callId"]`.
+ * - 2026-07-28 only: the `logging` capability, and `ctx.log` becomes `notifications/message`
+ *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
+ *   (entries below that level are dropped). A 2025 client sees no logging capability.
+ * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
+ *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
+ *   (no task is ever created: the extension is not advertised).
+ */
+export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
-  const server = new Server(
-    { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() },
-    {
-      capabilities: { tools: { listChanged: false } },
-      jsonSchemaValidator: sharedElicitationValidator,
-      ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    },
-  )
-  const progressSinks = new Map<string, (event: ToolEvents['progress']) => void>()
-  const onProgress = (event: ToolEvents['progress']): void => progressSinks.get(event.callId)?.(event)
-  let listening = false
+  const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
+  const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
+  const toolList = toolListOf(tm)
+  const progressSinks = new CallSinks(tm, 'progress')
+  const logSinks = new CallSinks(tm, 'log')
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tm.manifest().map(mcpToolOf) }))
-
-  // Protocol's own registration: the Server override would parse the params first (see UncheckedCallToolRequestSchema)
-  Protocol.prototype.setRequestHandler.call(server, UncheckedCallToolRequestSchema, async (request, extra) => {
+  const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult> => {
     const problem = callParamsProblem(request.params)
     if (problem !== undefined) throw new InvalidCallParamsError(problem)
-    const { name, arguments: given } = request.params as { name: string; arguments?: Record<string, unknown> }
+    const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
     const args = given ?? {}
-    if (!tm.list().some((def: ToolDefinition<never>) => def.name === name)) {
-      throw new UnknownToolError(name)
-    }
+    if (!toolList().names.has(name)) throw new UnknownToolError(name)
     const callId = `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
-    const progressToken = extra._meta?.progressToken
+    const progressToken = ctx.mcpReq._meta?.progressToken
     if (progressToken !== undefined) {
-      if (!listening) {
-        tm.on('progress', onProgress)
-        listening = true
-      }
       let last = -Infinity
       progressSinks.set(callId, (event) => {
         if (!(event.progress > last)) return
@@ -333,31 +372,27 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
         const params: Record<string, unknown> = { progressToken, progress: event.progress }
         if (event.total !== undefined) params.total = event.total
         if (event.message !== undefined) params.message = event.message
-        extra.sendNotification({ method: 'notifications/progress', params } as never).catch(() => undefined)
+        ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined)
       })
     }
+    // 2026-07-28 only, and only when the request asked for it (`logLevel`): the SDK drops what is below that level
+    if (era === 'modern' && (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[MCP_ENVELOPE_KEYS.logLevel] !== undefined) {
+      logSinks.set(callId, (event) => void ctx.mcpReq.log(event.level, event.data).catch(() => undefined))
+    }
+    const signal = ctx.mcpReq.signal
     try {
       // present but malformed (not a string of 1 to 1024 characters), or without a store: tm.call refuses it, nothing runs
-      const idempotencyKey = (request.params._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY]
-      const callOptions: CallOptions =
-        idempotencyKey === undefined ? { signal: extra.signal, callId } : { signal: extra.signal, callId, idempotencyKey: idempotencyKey as string }
-      // trace context (issue #22 Deliver 4): the request's _meta traceparent/tracestate/baggage parent the call's span
-      let view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(request.params._meta) })
+      const idempotencyKey = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY] ?? requestMeta?.[MCP_IDEMPOTENCY_KEY_META_KEY]
+      const callOptions: CallOptions = idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }
+      // the request's _meta traceparent/tracestate/baggage parent the call's span (issue #22 Deliver 4)
+      let view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
       if (view.status === 'needs_confirmation') {
-        const answered = await confirmThroughElicitation(server, tm, name, view, options, extra.signal, extra.requestId)
+        const answered = era === 'legacy' ? await confirmThroughElicitation(server, tm, name, view, options, ctx) : undefined
         if (answered === undefined) {
-          const url = options.confirmations === 'refuse' ? undefined : options.confirmationLink?.({ tool: name, view })?.url
-          return checkedResult(withMeta(
-            confirmationResult(
-              view,
-              options.confirmations === 'refuse'
-                ? MCP_CONFIRMATION_WHY.refused
-                : MCP_CONFIRMATION_WHY.noElicitation,
-              url,
-              options.confirmationLinkInText !== false,
-            ),
-            { [MCP_CALL_ID_META_KEY]: callId },
-          ))
+          const refused = options.confirmations === 'refuse'
+          const url = refused ? undefined : options.confirmationLink?.({ tool: name, view })?.url
+          const why = refused ? MCP_CONFIRMATION_WHY.refused : MCP_CONFIRMATION_WHY.noElicitation
+          return checkedResult(withMeta(confirmationResult(view, why, url, options.confirmationLinkInText !== false), { [MCP_CALL_ID_META_KEY]: callId }))
         }
         view = answered
       }
@@ -366,9 +401,41 @@ export function createMcpServer(tm: ServableManager, options: McpServerOptions =
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
     } finally {
       progressSinks.delete(callId)
+      logSinks.delete(callId)
     }
-  })
-  return server
+  }
+
+  return (ctx) => {
+    const era: McpEra = ctx.era
+    const server = new Server(info, {
+      // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
+      capabilities: era === 'modern' ? { tools: { listChanged: false }, logging: {} } : { tools: { listChanged: false } },
+      jsonSchemaValidator: sharedElicitationValidator,
+      cacheHints: { 'tools/list': hint, 'server/discover': hint },
+      ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    })
+    server.setRequestHandler('tools/list', () => ({ tools: toolList().tools }))
+    server.setRequestHandler('tools/call', (request, c) => callTool(server, era, request, c))
+    if (era === 'modern') {
+      for (const method of MCP_TASK_METHODS) {
+        server.setRequestHandler(method, { params: anyParams }, (_params, c) => {
+          if (!declaresTasks(c)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [MCP_TASKS_EXTENSION]: {} } } })
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found')
+        })
+      }
+    }
+    return server
+  }
+}
+
+/**
+ * An MCP `Server` (the SDK v2's low-level class) serving `tm`'s tools to a 2025 client over a
+ * transport of your own (`server.connect(transport)`): the legacy-era instance of
+ * {@link createMcpServerFactory} (see there for what it answers). `serveHttp` and
+ * `serveStdio` serve both eras.
+ */
+export function createMcpServer(tm: ServableManager, options: McpServerOptions = {}): Server {
+  return createMcpServerFactory(tm, options)({ era: 'legacy' }) as Server
 }
 
 /**
@@ -384,22 +451,18 @@ async function confirmThroughUrl(
   tm: ServableManager,
   link: ConfirmationLink,
   view: Extract<CallResult, { status: 'needs_confirmation' }>,
-  signal: AbortSignal,
-  requestId: string | number,
+  ctx: ServerContext,
 ): Promise<CallResult> {
   const elicitationId = randomUUID()
   let accepted = false
   try {
-    const answer = await server.elicitInput(
-      { mode: 'url', message: `Approve or deny: ${view.summary}`, url: link.url, elicitationId },
-      { signal, relatedRequestId: requestId } as never,
-    )
+    const answer = await ctx.mcpReq.elicitInput({ mode: 'url', message: `Approve or deny: ${view.summary}`, url: link.url, elicitationId }, { signal: ctx.mcpReq.signal })
     accepted = answer.action === 'accept'
   } catch {
     accepted = false
   }
-  const decided = accepted ? await link.decided(signal) : undefined
-  if (accepted) await server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: requestId } as never)().catch(() => undefined)
+  const decided = accepted ? await link.decided(ctx.mcpReq.signal) : undefined
+  if (accepted) await server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: ctx.mcpReq.id })().catch(() => undefined)
   return decided ?? tm.confirm(view.confirmId, { approve: false })
 }
 
@@ -409,19 +472,21 @@ async function confirmThroughElicitation(
   tool: string,
   view: Extract<CallResult, { status: 'needs_confirmation' }>,
   options: McpServerOptions,
-  signal: AbortSignal,
-  requestId: string | number,
+  ctx: ServerContext,
 ): Promise<CallResult | undefined> {
   if (options.confirmations === 'refuse') return undefined
   const elicitation = server.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined
-  if (elicitation !== undefined && elicitation.form === undefined && elicitation.url !== undefined) {
+  if (elicitation === undefined) return undefined
+  // a bare `elicitation: {}` is form mode (2025-11-25)
+  const form = elicitation.form !== undefined || elicitation.url === undefined
+  if (!form) {
     const link = options.confirmationLink?.({ tool, view })
-    return link === undefined ? undefined : confirmThroughUrl(server, tm, link, view, signal, requestId)
+    return link === undefined ? undefined : confirmThroughUrl(server, tm, link, view, ctx)
   }
-  if (elicitation === undefined || elicitation.form === undefined) return undefined
+  const signal = ctx.mcpReq.signal
   let approve = false
   try {
-    const answer = await server.elicitInput(
+    const answer = await ctx.mcpReq.elicitInput(
       {
         mode: 'form',
         message: `Confirm: ${view.summary}`,
@@ -431,7 +496,7 @@ async function confirmThroughElicitation(
           required: ['approve'],
         },
       },
-      { signal, relatedRequestId: requestId } as never,
+      { signal },
     )
     approve = answer.action === 'accept' && (answer.content as { approve?: unknown } | undefined)?.approve === true
   } catch {

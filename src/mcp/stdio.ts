@@ -1,14 +1,14 @@
 /**
  * The stdio transport: newline-delimited JSON-RPC over a readable and a writable stream,
- * answering malformed input with JSON-RPC errors, and `serveStdio`.
+ * answering malformed input with JSON-RPC errors, and `serveStdio` (both eras: the first
+ * message picks 2026-07-28 or 2025-11-25 for the connection, through the SDK v2's entry).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server'
+import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
-import { createMcpServer, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { callParamsError, createMcpServerFactory, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { checkOptions, isFunction, isObjectWith, isPositiveInteger, isWaitMs, pick, type OptionRules } from './options.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
@@ -46,14 +46,15 @@ const STDIO_TRANSPORT_OPTION_RULES: OptionRules = Object.freeze({
 
 /**
  * A newline-delimited JSON-RPC transport over a readable and a writable stream (stdin
- * and stdout by default), for the SDK's `Server`.
+ * and stdout by default), for the SDK v2's `Server` or its `serveStdio` entry.
  *
  * Unlike the SDK's `StdioServerTransport`, which reports unparsable lines to `onerror`
  * and drops them, this one answers them: `-32700` (parse error, no `id`) for a line that
  * is not JSON (or nests deeper than 1000 levels, or holds more than `maxLineValues` values:
  * those are measured, not parsed), `-32600` (invalid request, with the `id` when the object carries a valid
- * one) for JSON that is not a JSON-RPC message (batches included, which 2025-11-25 does
- * not have), and keeps serving. An integer id beyond ±2^53 (`1e21`) is served and echoed as sent. Blank lines are ignored. The end of the input closes it,
+ * one) for JSON that is not a JSON-RPC message (batches included, which MCP does
+ * not have), `-32602` with a short message for `tools/call` params that are not
+ * `{ name: string, arguments?: object }`, and keeps serving. An integer id beyond ±2^53 (`1e21`) is served and echoed as sent. Blank lines are ignored. The end of the input closes it,
  * once the requests already received are answered (or `drainTimeoutMs` passed).
  */
 /**
@@ -79,6 +80,11 @@ export class StdioLineTransport implements Transport {
   /** Ids beyond ±2^53 (`1e21`), carried as aliases and written back as sent. */
   private readonly ids = new WideIds()
   private ending = false
+  private ended: () => void = () => undefined
+  /** Resolves once the transport is closed (the input ended, or `close()`). @internal */
+  readonly finished: Promise<void> = new Promise((resolve) => {
+    this.ended = resolve
+  })
 
   constructor(
     private readonly input: NodeJS.ReadableStream = process.stdin,
@@ -151,8 +157,10 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(-32700, 'Parse error'))
       return
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
-    if (!parsed.success) {
+    let parsed: JSONRPCMessage
+    try {
+      parsed = parseJSONRPCMessage(value)
+    } catch {
       const id = (value as { id?: unknown } | null)?.id
       const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
       // a response we cannot read has no one to answer to
@@ -164,7 +172,12 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', knownId))
       return
     }
-    const message = parsed.data as JSONRPCMessage & { id?: string | number; method?: string; params?: { requestId?: string | number } }
+    const message = parsed as JSONRPCMessage & { id?: string | number; method?: string; params?: { requestId?: string | number } }
+    const invalidParams = callParamsError(message)
+    if (invalidParams !== undefined) {
+      this.reply(errorFrame(invalidParams.code, invalidParams.message, message.id))
+      return
+    }
     if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
     else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
     try {
@@ -213,6 +226,7 @@ export class StdioLineTransport implements Transport {
     this.input.pause()
     this.chunks = []
     this.onclose?.()
+    this.ended()
   }
 }
 
@@ -233,22 +247,29 @@ const SERVE_STDIO_OPTION_RULES: OptionRules = Object.freeze({
   onError: isFunction,
 })
 
+/** A running `serveStdio`. */
+export interface StdioMcpServer {
+  /** Closes the connection (calls in flight are cancelled). */
+  close(): Promise<void>
+  /** Resolves when the connection is closed (the input ended, or `close()`). */
+  readonly closed: Promise<void>
+}
+
 /**
- * Serves `tm` over stdio until the input ends. Resolves `closed` when the connection is
- * closed (in-flight calls are then cancelled).
+ * Serves `tm` over stdio until the input ends, in the era the first message picks: a
+ * `server/discover` or a request carrying the 2026-07-28 `_meta` envelope serves 2026-07-28,
+ * `initialize` (or any request without the envelope) serves 2025-11-25, for the connection's
+ * lifetime. `closed` resolves when the connection is closed (in-flight calls are then cancelled).
  */
-export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<{ readonly server: Server; readonly closed: Promise<void> }> {
+export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<StdioMcpServer> {
   checkOptions('serveStdio', options, SERVE_STDIO_OPTION_RULES)
-  const server = createMcpServer(tm, pick(options, MCP_SERVER_OPTION_RULES))
+  const factory = createMcpServerFactory(tm, pick(options, MCP_SERVER_OPTION_RULES))
   const transport = new StdioLineTransport(options.stdin, options.stdout, {
     ...pick(options, STDIO_TRANSPORT_OPTION_RULES),
     maxLineValues: options.maxLineValues ?? frameValueLimit(tm),
   })
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve()
-  })
-  server.onerror = (error) => options.onError?.(error)
-  await server.connect(transport)
-  return { server, closed }
+  const onerror = (error: Error): void => options.onError?.(error)
+  // the entry starts the transport
+  const handle = serveStdioEntry(factory, { transport, legacy: 'serve', onerror })
+  return { close: () => handle.close(), closed: transport.finished }
 }
-

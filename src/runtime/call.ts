@@ -8,7 +8,7 @@
 import type { EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
-import type { CallOptions, PermissionDecision, ToolContext, ToolDefinition } from './tool.js'
+import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
 import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { Issue } from '../core/validate.js'
@@ -278,6 +278,11 @@ export class Call implements ToolContext {
     if (typeof total === 'number' && Number.isFinite(total)) event.total = total
     if (typeof message === 'string') event.message = message
     this.#host.emit('progress', event)
+  }
+
+  log(level: ToolLogLevel, data: unknown): void {
+    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('log') || !TOOL_LOG_LEVELS.includes(level)) return
+    this.#host.emit('log', { callId: this.callId, tool: this.toolName, level, data: redact(data, this.#entry.sensitive) })
   }
 
   start(): Promise<CallResult | Settlement> {

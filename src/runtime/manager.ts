@@ -184,6 +184,7 @@ export class ToolManager {
     output_invalid: undefined,
     confirmation: undefined,
     progress: undefined,
+    log: undefined,
     evidence_error: undefined,
     late_report: undefined,
   }

@@ -37,7 +37,19 @@ export interface ToolContext {
    * `undefined` when neither.
    */
   readonly traceContext?: TraceContext
+  /**
+   * Logs about this call: a `log` event with `data`'s JSON form, sensitive fields redacted
+   * (MCP `notifications/message` to a 2026-07-28 client whose request set a `logLevel` at or
+   * below `level`). An unknown level, or a call already settled, logs nothing.
+   */
+  log(level: ToolLogLevel, data: unknown): void
 }
+
+/** The severities of `ctx.log` (RFC 5424, as MCP's `notifications/message` names them), least severe first. */
+export const TOOL_LOG_LEVELS = Object.freeze(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const)
+
+/** A severity of `ctx.log`. */
+export type ToolLogLevel = (typeof TOOL_LOG_LEVELS)[number]
 
 /** A permission decision: allow with `true`/`undefined`, deny with `false`, `refuse(...)` or `{ allow: false, code?, message? }`. */
 export type PermissionDecision =

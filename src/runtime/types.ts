@@ -10,7 +10,7 @@ import type { MetricsBuffer } from '../observe/metrics.js'
 import type { CallRecord } from '../observe/record.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
-import type { CallOptions, PermissionHook, ToolContext, ToolDefinition } from './tool.js'
+import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogLevel } from './tool.js'
 import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
@@ -39,6 +39,8 @@ export interface ToolEvents {
   output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
   confirmation: { readonly confirmId: string; readonly callId: string; readonly tool: string; readonly approved: boolean; readonly result: CallResult }
   progress: { readonly callId: string; readonly tool: string; readonly progress: number; readonly total?: number; readonly message?: string }
+  /** `ctx.log` of a running call: `data` is a frozen JSON copy with sensitive fields redacted. */
+  log: { readonly callId: string; readonly tool: string; readonly level: ToolLogLevel; readonly data: JsonValue }
   evidence_error: { readonly callId: string; readonly tool: string; readonly message: string; readonly error: unknown }
   late_report: { readonly callId: string; readonly tool: string; readonly message: string }
 }
