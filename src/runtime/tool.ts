@@ -146,6 +146,8 @@ export interface ToolManifestEntry {
   readonly outputSchema?: JsonSchema
   readonly hints: ToolHints
   readonly needsConfirmation?: true
+  /** The tool's `confirmVia`, when it sets one: how an MCP client is asked to confirm. */
+  readonly confirmVia?: 'form' | 'url'
 }
 
 /** Options of `tm.register`. */
