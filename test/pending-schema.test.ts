@@ -174,7 +174,7 @@ const stores: ToolStore[] = []
 afterAll(async () => {
   for (const s of stores) await s.close().catch(() => undefined)
 })
-const kinds = (await storeKinds('pending-schema.test.ts')).filter((k) => k.durable)
+const kinds = (await storeKinds('pending_schema')).filter((k) => k.durable)
 
 describe.each(kinds.map((k) => [k.name, k] as const))('a parked suspension with a schema on %s', (_, kind) => {
   it.skipIf(kind.skip)('keeps its schema in the store across a restart: the new manager checks the answer against it', async () => {
