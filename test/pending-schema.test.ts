@@ -10,7 +10,8 @@ import { ToolManager } from '../src/runtime/manager.js'
 import { pending, pendingOf } from '../src/core/helpers.js'
 import { ToolResult, ToolwireWireError } from '../src/core/result.js'
 import { MAX_PENDING_SCHEMA_BYTES, MAX_PENDING_SCHEMA_DEPTH } from '../src/core/json.js'
-import { toModel } from '../src/render/model.js'
+import { toCanonical, toModel } from '../src/render/model.js'
+import { toMcp } from '../src/render/mcp.js'
 import { canonicalOf, type CallResult } from '../src/core/view.js'
 import type { ToolStore } from '../src/runtime/store/index.js'
 import { storeKinds, storePair } from './stores.js'
@@ -109,6 +110,17 @@ describe('a pending request schema', () => {
     expect(Object.isFrozen(req.schema)).toBe(true)
     const view = toModel(ToolResult.pending(req))
     expect((view.metadata?.pending as { schema?: unknown }).schema).toEqual(SCHEMA)
+  })
+
+  it('survives a copied view (a JSON round trip of the call view), and MCP still shows the request as isError text only', async () => {
+    const tm = withAsk(new ToolManager(), [])
+    const live = await tm.call('ask', { id: 'v1' })
+    const copied = JSON.parse(JSON.stringify(live)) as CallResult
+    expect(toCanonical(copied).pendingRequest()!.schema).toEqual(SCHEMA)
+    expect((toModel(copied).metadata?.pending as { schema?: unknown }).schema).toEqual(SCHEMA)
+    const bare = toMcp(ToolResult.pending({ id: 'req-v1', kind: 'input', prompt: 'Which environment?' }))
+    expect(toMcp(live)).toEqual(bare)
+    expect(bare.isError).toBe(true)
   })
 })
 
