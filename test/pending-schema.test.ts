@@ -196,6 +196,8 @@ describe.each(kinds.map((k) => [k.name, k] as const))('a parked suspension with 
     expect(await before.call('ask', { id: 'r1' })).toMatchObject({ status: 'pending', request: { schema: SCHEMA } })
     const row = await b.getParked('req-r1')
     expect((row?.data as { schema?: unknown }).schema).toEqual(SCHEMA)
+    // the manager that parked it checks its local copy's schema
+    expectInvalidAnswer(await before.resume('req-r1', { env: 'venus' }), '/env')
     // the process that parked it is gone; another one on the same store answers
     const after = withAsk(new ToolManager({ store: b }), runs)
     expectInvalidAnswer(await after.resume('req-r1', { env: 'mars' }), '/env')
