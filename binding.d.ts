@@ -60,6 +60,10 @@ export interface BindingCoreTables {
   pendingKinds: Array<string>
   /** The deepest nesting a JSON value inside a result may have (`toolwire::MAX_VALUE_DEPTH`). */
   maxValueDepth: number
+  /** The deepest nesting of a pending request's schema (`toolwire::MAX_PENDING_SCHEMA_DEPTH`). */
+  maxPendingSchemaDepth: number
+  /** The most bytes a pending request's schema takes as compact JSON (`toolwire::MAX_PENDING_SCHEMA_BYTES`). */
+  maxPendingSchemaBytes: number
 }
 
 /** One disposition: its wire `status` and its telemetry `status_name`. */

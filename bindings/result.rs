@@ -27,6 +27,10 @@ pub struct BindingCoreTables {
     pub pending_kinds: Vec<String>,
     /// The deepest nesting a JSON value inside a result may have (`toolwire::MAX_VALUE_DEPTH`).
     pub max_value_depth: u32,
+    /// The deepest nesting of a pending request's schema (`toolwire::MAX_PENDING_SCHEMA_DEPTH`).
+    pub max_pending_schema_depth: u32,
+    /// The most bytes a pending request's schema takes as compact JSON (`toolwire::MAX_PENDING_SCHEMA_BYTES`).
+    pub max_pending_schema_bytes: u32,
 }
 
 /// The core's wire version, dispositions, error kinds and pending kinds.
@@ -64,6 +68,8 @@ pub fn core_tables() -> BindingCoreTables {
         .map(|kind| kind.as_str().to_owned())
         .collect(),
         max_value_depth: toolwire::MAX_VALUE_DEPTH as u32,
+        max_pending_schema_depth: toolwire::MAX_PENDING_SCHEMA_DEPTH as u32,
+        max_pending_schema_bytes: toolwire::MAX_PENDING_SCHEMA_BYTES as u32,
     }
 }
 

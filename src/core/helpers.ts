@@ -3,11 +3,10 @@
  * `errorResult`; and the suspensions `pending`, `authRequired`,
  * `pendingOf`.
  */
-import { randomId } from './ids.js'
 import type { JsonValue, PendingRequest } from './types.js'
 import type { Issue } from './validate.js'
 import type { CancelledBy } from './view.js'
-import type { PendingRequestInit } from './result.js'
+import { checkPending, type PendingRequestInit } from './result.js'
 import type { HelperStatus } from './status.js'
 import { pendingOutputText } from './texts.js'
 
@@ -79,13 +78,22 @@ export interface ModelResult {
   readonly metadata?: { readonly [key: string]: unknown }
 }
 
-/** Builds a suspension: `metadata.pending` holds the request (id generated when absent). */
+/**
+ * Builds a suspension: `metadata.pending` holds the request, checked and frozen (id generated
+ * when absent). `schema` (kind `input` only) describes the input the call waits for.
+ * @throws TypeError when the request is malformed (a schema on another kind, one that is not a
+ *   JSON object or is too big); thrown in a tool's `run`, the call settles as an error.
+ *
+ * ```ts
+ * pending({ kind: 'input', prompt: 'Which environment?', schema: { type: 'object', properties: { env: { type: 'string' } } } })
+ * ```
+ */
 export function pending(request: PendingRequestInit): ModelResult {
-  const req: Record<string, unknown> = { ...request, id: request.id ?? randomId() }
+  const req = checkPending(request)
   return Object.freeze({
-    output: pendingOutputText(request),
+    output: pendingOutputText(req),
     isError: true,
-    metadata: Object.freeze({ pending: Object.freeze(req) as unknown as PendingRequest }),
+    metadata: Object.freeze({ pending: req }),
   })
 }
 

@@ -15,6 +15,12 @@ import type { JsonValue } from './types.js'
 /** The deepest nesting of arrays and objects a value in a result may have (the core's `MAX_VALUE_DEPTH`). */
 export const MAX_VALUE_DEPTH: number = coreTables().maxValueDepth
 
+/** The deepest nesting a pending request's `schema` may have, the object itself level 1 (the core's `MAX_PENDING_SCHEMA_DEPTH`). */
+export const MAX_PENDING_SCHEMA_DEPTH: number = coreTables().maxPendingSchemaDepth
+
+/** The most bytes a pending request's `schema` may take as compact JSON, UTF-8 (the core's `MAX_PENDING_SCHEMA_BYTES`). */
+export const MAX_PENDING_SCHEMA_BYTES: number = coreTables().maxPendingSchemaBytes
+
 interface WellFormedString {
   isWellFormed(): boolean
   toWellFormed(): string

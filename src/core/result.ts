@@ -4,10 +4,11 @@
  * so both languages write the same bytes.
  */
 import { randomId } from './ids.js'
-import { toFrozenJson, wellFormed } from './json.js'
+import { MAX_PENDING_SCHEMA_BYTES, MAX_PENDING_SCHEMA_DEPTH, toFrozenJson, wellFormed } from './json.js'
 import { canonicalizeResult, checkContentPart } from './native.js'
 import { defaultRetryable, ERROR_KINDS, isPendingKind, isToolErrorKind, PENDING_KINDS, statusNameOf, WIRE_VERSION } from './status.js'
 import { pendingOutputText, skippedText, UNREADABLE_RESULT_MESSAGE } from './texts.js'
+import { shapeProblem } from './validate.js'
 import type {
   ContentPart,
   Disposition,
@@ -15,6 +16,7 @@ import type {
   JsonValue,
   PendingKind,
   PendingRequest,
+  PendingSchema,
   StatusName,
   ToolErrorKind,
   ToolExecutionError,
@@ -176,9 +178,43 @@ export interface PendingRequestInit {
   readonly url?: string
   readonly summary?: string
   readonly changes?: readonly FieldChange[]
+  /**
+   * The JSON Schema of the input the call waits for: kind `input` only (any other kind with a
+   * schema is a TypeError), a plain JSON object nesting at most `MAX_PENDING_SCHEMA_DEPTH` (32)
+   * levels and at most `MAX_PENDING_SCHEMA_BYTES` (65,536) bytes as compact JSON.
+   */
+  readonly schema?: object
 }
 
-function checkPending(init: unknown): PendingRequest {
+/** A pending request's schema as a frozen JSON copy; a TypeError when it breaks the rules of {@link PendingRequestInit.schema}. */
+function checkPendingSchema(kind: PendingKind, schema: unknown): PendingSchema {
+  if (kind !== 'input') throw typeError(`a pending request schema is only for kind "input", not ${JSON.stringify(kind)}`)
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw typeError(`a pending request schema must be a JSON Schema object, got ${describe(schema)}`)
+  }
+  let copy: JsonValue
+  try {
+    copy = toFrozenJson(schema)
+  } catch (err) {
+    throw typeError(`a pending request schema must be JSON: ${(err as Error).message}`)
+  }
+  if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
+    throw typeError(`a pending request schema must be a JSON Schema object, got ${describe(copy)}`)
+  }
+  if (shapeProblem(copy, MAX_PENDING_SCHEMA_DEPTH, Number.MAX_SAFE_INTEGER) !== undefined) {
+    throw typeError(`a pending request schema is nested deeper than ${MAX_PENDING_SCHEMA_DEPTH} levels`)
+  }
+  if (Buffer.byteLength(JSON.stringify(copy)) > MAX_PENDING_SCHEMA_BYTES) {
+    throw typeError(`a pending request schema is longer than ${MAX_PENDING_SCHEMA_BYTES} bytes as JSON`)
+  }
+  return copy as PendingSchema
+}
+
+/**
+ * A pending request checked and copied (frozen, its id generated when absent).
+ * @throws TypeError when `init` is not a valid {@link PendingRequestInit}.
+ */
+export function checkPending(init: unknown): PendingRequest {
   if (typeof init !== 'object' || init === null) throw typeError(`a pending request must be an object, got ${describe(init)}`)
   const r = init as Record<string, unknown>
   if (!isPendingKind(r.kind)) throw typeError(`a pending request kind must be one of ${PENDING_KINDS.join(', ')}, got ${describe(r.kind)}`)
@@ -202,6 +238,7 @@ function checkPending(init: unknown): PendingRequest {
       }),
     )
   }
+  if (r.schema !== undefined) out.schema = checkPendingSchema(out.kind, r.schema)
   return Object.freeze(out)
 }
 
@@ -615,5 +652,6 @@ function wirePending(r: PendingRequest): PendingRequest {
       return fc
     })
   }
+  if (r.schema !== undefined) out.schema = r.schema
   return out as unknown as PendingRequest
 }

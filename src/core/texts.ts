@@ -49,6 +49,11 @@ export function invalidText(issues: readonly { readonly path: string; readonly m
   return `Invalid arguments: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
 }
 
+/** The text of an answer to `tm.resume` that does not match the pending request's schema. */
+export function invalidAnswerText(issues: readonly { readonly path: string; readonly message: string }[]): string {
+  return `The answer does not match the requested input: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`
+}
+
 /** The message a model and an application see when a tool throws. Details go to `error` events. */
 export const TOOL_FAILED_MESSAGE = 'The tool failed.'
 

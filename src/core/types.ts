@@ -63,7 +63,15 @@ export interface PendingRequest {
   readonly url?: string
   readonly summary?: string
   readonly changes?: readonly FieldChange[]
+  /**
+   * The JSON Schema of the input the call waits for (kind `input` only): an MCP client is asked
+   * for it as a form, and `tm.resume` checks the answer against it. A frozen JSON copy.
+   */
+  readonly schema?: PendingSchema
 }
+
+/** A pending request's JSON Schema: a JSON object. */
+export type PendingSchema = { readonly [key: string]: JsonValue }
 
 /** The JSON wire document of a canonical result (version 1). */
 export interface WireDocument {

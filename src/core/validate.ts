@@ -363,6 +363,27 @@ export class SchemaCompiler {
     return guarded(this.compileUnguarded(schema, what), maxValues)
   }
 
+  /**
+   * The issues of `value` against `schema`, compiled for this one check and then dropped from
+   * ajv's cache (a schema seen once, such as a pending request's, would otherwise stay in it).
+   * @throws SchemaError as {@link compile} does.
+   */
+  checkOnce(schema: unknown, what: string, value: unknown): readonly Issue[] | undefined {
+    try {
+      return this.compile(schema, what)(value)
+    } finally {
+      if (typeof schema === 'object' && schema !== null) {
+        for (const ajv of this.ajvs.values()) {
+          try {
+            ajv.removeSchema(schema)
+          } catch {
+            // not in this instance's cache
+          }
+        }
+      }
+    }
+  }
+
   private resources(): string {
     this.resourcesJson ??= schemaText(this.options.schemaResources ?? {}, 'schemaResources')
     return this.resourcesJson

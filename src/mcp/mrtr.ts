@@ -132,8 +132,8 @@ export function confirmationInputRequest(view: ConfirmationView, mode: 'form' | 
   }
 }
 
-/** A pending request as a tool's `pending({ kind: 'input', schema })` makes it (the runtime does not carry `schema` yet). */
-export type PendingInput = PendingRequest & { readonly schema?: unknown }
+/** A pending request as a tool's `pending({ kind: 'input', schema })` makes it (`PendingRequest.schema`), or one whose `schema` is not checked yet. */
+export type PendingInput = Omit<PendingRequest, 'schema'> & { readonly schema?: unknown }
 
 /** Why a pending request cannot become a form elicitation: the caller answers today's `isError` result. */
 export type PendingInputMisfit = { readonly reason: 'not_input' | 'no_schema' } | FormSchemaMisfit

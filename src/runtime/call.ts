@@ -795,7 +795,7 @@ export class Call implements ToolContext {
       }
       this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
     }
-    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options)
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options, result.pendingRequest()!.schema)
     if (typeof parked === 'boolean') return settle(parked)
     const x = this.#more()
     // the body is done: what is left is the store's answer, which the store's own bound limits

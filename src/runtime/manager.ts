@@ -22,15 +22,15 @@ import {
 import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
+import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
 import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
-import type { JsonValue } from '../core/types.js'
+import type { JsonValue, PendingSchema } from '../core/types.js'
 import { clipped, sensitiveKeys } from '../core/redact.js'
-import { SchemaCompiler, type Issue, type SchemaOptions } from '../core/validate.js'
+import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
 import { awaitValidation } from './validation-wait.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
@@ -133,6 +133,8 @@ interface Parked {
   readonly options: CallOptions | undefined
   readonly expiresAt: number
   used: boolean
+  /** A suspension's pending request schema: the answer must match it. */
+  readonly schema?: PendingSchema
 }
 
 /** Thrown by `tm.execute` (the raw contract) when the call did not succeed. */
@@ -240,7 +242,7 @@ export class ToolManager {
         const id = randomId()
         return { id, handle: id }
       },
-      park: (id, kind, entry, input, callId, options) => this.park(id, kind, entry, input, callId, options),
+      park: (id, kind, entry, input, callId, options, schema) => this.park(id, kind, entry, input, callId, options, schema),
       unpark: (id, callId) => this.unpark(id, callId),
       ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
@@ -286,6 +288,9 @@ export class ToolManager {
     }
     const queueLimit = typeof c === 'object' && c.queue !== undefined ? c.queue : (this.options.queueLimit ?? 100)
     if (!isCount(queueLimit)) throw new TypeError(`toolwire: tool "${name}" concurrency.queue must be a non-negative integer or Infinity`)
+    if (tool.confirmVia !== undefined && tool.confirmVia !== 'form' && tool.confirmVia !== 'url') {
+      throw new TypeError(`toolwire: tool "${name}" confirmVia must be 'form' or 'url'`)
+    }
     if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
       throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
     }
@@ -549,8 +554,27 @@ export class ToolManager {
     const refusal = this.checkParked(parked, 'suspension')
     if (refusal !== undefined) return this.refuseParked(parked, 'suspension', refusal)
     const p = parked!
+    // an answer that does not match the request's schema does not use the call up: it can be answered again
+    const mismatch = this.checkAnswer(p.schema, answer)
+    if (mismatch !== undefined) return this.settleEarly(p.entry.name, { callId: p.callId }, mismatch)
     p.used = true
     return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)
+  }
+
+  /**
+   * The `invalid_args` error (code `invalid_answer`, the issues in `details.issues`) of an answer
+   * that does not match a suspension's pending request `schema`, or of a schema that cannot
+   * check it; `undefined` when it matches or there is no schema.
+   */
+  private checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined {
+    if (schema === undefined) return undefined
+    let issues: readonly Issue[] | undefined
+    try {
+      issues = this.compiler.checkOnce(schema, 'the pending request schema', answer)
+    } catch (err) {
+      issues = [{ path: '', message: err instanceof SchemaError ? err.message : 'the pending request schema cannot check an answer' }]
+    }
+    return issues === undefined ? undefined : ToolResult.failed(invalidAnswerError(issues))
   }
 
   /** Runs a parked call once answered: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
@@ -591,7 +615,7 @@ export class ToolManager {
    * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
    * call not yet answered nor expired, or in the store by a row of that id (until pruned).
    */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined): boolean | Promise<boolean> {
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined, schema?: PendingSchema): boolean | Promise<boolean> {
     this.sweepParked()
     const held = this.parked.get(id)
     if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
@@ -602,11 +626,11 @@ export class ToolManager {
     const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false }
+    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...(schema === undefined ? {} : { schema }) }
     this.parked.set(id, parked)
     if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
-    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey).then((ok) => {
+    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, schema).then((ok) => {
       // another instance's call holds the id: this one's local copy must not answer for it
       if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
       return ok
@@ -628,12 +652,13 @@ export class ToolManager {
         const p = this.parked.get(id)
         return p === undefined
           ? undefined
-          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey }
+          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey, schema: p.schema }
       },
       forget: (id) => {
         this.parked.delete(id)
       },
       tool: (name) => this.tools.get(name),
+      checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
       run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey) => {
         const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer)
@@ -863,6 +888,7 @@ export class ToolManager {
       item.hints = { ...def.hints }
       if (def.needsConfirmation !== undefined && def.needsConfirmation !== false) item.needsConfirmation = true
       if (def.longRunning !== undefined) item.longRunning = def.longRunning === true ? true : { afterMs: def.longRunning.afterMs }
+      if (def.confirmVia !== undefined) item.confirmVia = def.confirmVia
       return item as unknown as ToolManifestEntry
     })
   }

@@ -10,7 +10,7 @@ import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result
 import type { ContentPart, JsonValue, PendingRequest } from '../core/types.js'
 import { MAX_INPUT_VALUES, tooLargeIssues, type Issue } from '../core/validate.js'
 import { invalidText, type CancelledBy } from '../core/view.js'
-import { argsNotTextText, cancelledText, nestsDeeperText, notJsonArgsText, TOOL_FAILED_MESSAGE } from '../core/texts.js'
+import { argsNotTextText, cancelledText, invalidAnswerText, nestsDeeperText, notJsonArgsText, TOOL_FAILED_MESSAGE } from '../core/texts.js'
 
 export { TOOL_FAILED_MESSAGE }
 export { isThenable, when } from '../core/thenable.js'
@@ -95,6 +95,14 @@ export function parseArgs(argsText: unknown, maxValues: number = MAX_INPUT_VALUE
 /** The `invalid_args` error of a list of issues; the issues stay in its app-only details. */
 export function invalidError(issues: readonly Issue[]): ReturnType<typeof toolError> {
   return toolError('invalid_args', invalidText(issues), { details: { issues: issues as unknown as JsonValue } })
+}
+
+/** Code of the `invalid_args` error of an answer to `tm.resume` that does not match the pending request's schema. */
+export const INVALID_ANSWER = 'invalid_answer'
+
+/** The `invalid_args` error (code {@link INVALID_ANSWER}) of an answer with `issues`; they stay in its app-only details. */
+export function invalidAnswerError(issues: readonly Issue[]): ReturnType<typeof toolError> {
+  return toolError('invalid_args', invalidAnswerText(issues), { code: INVALID_ANSWER, details: { issues: issues as unknown as JsonValue } })
 }
 
 /** The canonical result of a call stopped by `by`. */

@@ -180,6 +180,8 @@ export interface ToolManifestEntry {
   readonly needsConfirmation?: true
   /** The tool's `longRunning` rule, when it has one. */
   readonly longRunning?: true | { readonly afterMs: number }
+  /** The tool's `confirmVia`, when it sets one: how an MCP client is asked to confirm. */
+  readonly confirmVia?: 'form' | 'url'
 }
 
 /** Options of `tm.register`. */

@@ -14,7 +14,7 @@ import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogL
 import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
-import type { JsonValue } from '../core/types.js'
+import type { JsonValue, PendingSchema } from '../core/types.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
@@ -76,9 +76,10 @@ export interface CallHost {
   /**
    * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline):
    * `true`, or `false` when a parked suspension holds the id (nothing was parked). With a store,
-   * resolves once the store holds it (never rejects: a failure is reported).
+   * resolves once the store holds it (never rejects: a failure is reported). `schema`: a
+   * suspension's pending request schema, which its answer must match.
    */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined): boolean | Promise<boolean>
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined, schema?: PendingSchema): boolean | Promise<boolean>
   /** Withdraws what `park` parked for `callId` under `id` (the call settled otherwise meanwhile). Never throws. */
   unpark(id: string, callId: string): void
   /** With a store: the ledger gate before the body (see durable/ledger.ts). */

@@ -43,7 +43,9 @@ pub use error::ToolExecutionError;
 pub use kind::{ToolErrorKind, UnknownErrorKind};
 pub use model::ModelView;
 pub use output::{ContentPart, PartKind, ToolOutput};
-pub use pending::{FieldChange, PendingKind, PendingRequest};
+pub use pending::{
+    FieldChange, PendingKind, PendingRequest, MAX_PENDING_SCHEMA_BYTES, MAX_PENDING_SCHEMA_DEPTH,
+};
 pub use result::{Disposition, ToolResult};
 pub use schema::{
     Issue, SchemaCompileError, SchemaOptions, SchemaValidator, MAX_COUNTED, MAX_DEPTH, MAX_ISSUES,

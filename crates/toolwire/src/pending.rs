@@ -1,9 +1,23 @@
 //! Suspensions: a call that waits for something out of band.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::wire::present;
+use crate::wire::{deeper_than, present, WireError};
+
+/// The deepest nesting a pending request's `schema` may have (the object itself is level 1).
+///
+/// ```
+/// assert_eq!(toolwire::MAX_PENDING_SCHEMA_DEPTH, 32);
+/// ```
+pub const MAX_PENDING_SCHEMA_DEPTH: usize = 32;
+
+/// The most bytes a pending request's `schema` may take as compact JSON (UTF-8).
+///
+/// ```
+/// assert_eq!(toolwire::MAX_PENDING_SCHEMA_BYTES, 65_536);
+/// ```
+pub const MAX_PENDING_SCHEMA_BYTES: usize = 65_536;
 
 /// What a pending call waits for.
 ///
@@ -173,6 +187,55 @@ pub struct PendingRequest {
         skip_serializing_if = "Option::is_none"
     )]
     changes: Option<Vec<FieldChange>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    schema: Option<Map<String, Value>>,
+}
+
+/// Counts the bytes written to it, keeping none.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether `schema` may be the schema of a pending request of `kind`: only an `input`
+/// request carries one, nested at most [`MAX_PENDING_SCHEMA_DEPTH`] levels and at most
+/// [`MAX_PENDING_SCHEMA_BYTES`] bytes as compact JSON.
+fn check_schema(kind: PendingKind, schema: &Map<String, Value>) -> Result<(), WireError> {
+    if kind != PendingKind::Input {
+        return Err(WireError::new(format!(
+            "a pending request schema is only for kind \"input\", not {:?}",
+            kind.as_str()
+        )));
+    }
+    if schema
+        .values()
+        .any(|v| deeper_than(v, MAX_PENDING_SCHEMA_DEPTH - 1))
+    {
+        return Err(WireError::new(format!(
+            "a pending request schema is nested deeper than {MAX_PENDING_SCHEMA_DEPTH} levels"
+        )));
+    }
+    let mut count = ByteCount(0);
+    // writing a map of JSON values to a sink that never fails cannot fail
+    let _ = serde_json::to_writer(&mut count, schema);
+    if count.0 > MAX_PENDING_SCHEMA_BYTES {
+        return Err(WireError::new(format!(
+            "a pending request schema is longer than {MAX_PENDING_SCHEMA_BYTES} bytes as JSON"
+        )));
+    }
+    Ok(())
 }
 
 impl PendingRequest {
@@ -191,6 +254,7 @@ impl PendingRequest {
             url: None,
             summary: None,
             changes: None,
+            schema: None,
         }
     }
 
@@ -270,6 +334,46 @@ impl PendingRequest {
         self
     }
 
+    /// The same request with a JSON Schema for the input it waits for (a client may show it
+    /// as a form, and `resume` checks the answer against it). Only an `input` request carries
+    /// one; the schema nests at most [`MAX_PENDING_SCHEMA_DEPTH`] levels and takes at most
+    /// [`MAX_PENDING_SCHEMA_BYTES`] bytes as compact JSON. A document breaking these rules is
+    /// rejected when read, so this refuses to make one.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolwire::{PendingKind, PendingRequest, ToolResult};
+    ///
+    /// let schema = json!({ "type": "object", "properties": { "env": { "type": "string" } } });
+    /// let ask = PendingRequest::new(PendingKind::Input)
+    ///     .with_id("ask-1")
+    ///     .with_schema(schema.as_object().unwrap().clone())
+    ///     .unwrap();
+    /// assert_eq!(ask.schema().unwrap()["type"], json!("object"));
+    ///
+    /// let text = ToolResult::pending(ask).to_json();
+    /// assert!(text.contains(r#""schema":{"type":"object""#));
+    /// let back = ToolResult::from_json(&text).unwrap();
+    /// assert_eq!(back.pending_request().unwrap().schema().unwrap()["type"], json!("object"));
+    ///
+    /// // only an input request carries a schema
+    /// let err = PendingRequest::confirmation("Pay").with_schema(serde_json::Map::new()).unwrap_err();
+    /// assert!(err.to_string().contains("only for kind \"input\""));
+    /// ```
+    pub fn with_schema(mut self, schema: Map<String, Value>) -> Result<Self, WireError> {
+        check_schema(self.kind, &schema)?;
+        self.schema = Some(schema);
+        Ok(self)
+    }
+
+    /// Checks the rules a read document must keep that serde does not (its schema's).
+    pub(crate) fn check(&self) -> Result<(), WireError> {
+        match &self.schema {
+            Some(schema) => check_schema(self.kind, schema),
+            None => Ok(()),
+        }
+    }
+
     /// The correlation id.
     ///
     /// ```
@@ -322,6 +426,15 @@ impl PendingRequest {
     /// ```
     pub fn changes(&self) -> Option<&[FieldChange]> {
         self.changes.as_deref()
+    }
+
+    /// The JSON Schema of the input the call waits for, when given.
+    ///
+    /// ```
+    /// assert!(toolwire::PendingRequest::new(toolwire::PendingKind::Input).schema().is_none());
+    /// ```
+    pub fn schema(&self) -> Option<&Map<String, Value>> {
+        self.schema.as_ref()
     }
 
     /// A one-line description for the model's text output.

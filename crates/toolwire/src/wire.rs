@@ -381,6 +381,9 @@ impl TryFrom<Document> for ToolResult {
                 )));
             }
         }
+        if let Some(pending) = &doc.pending {
+            pending.check()?;
+        }
         for change in doc
             .pending
             .iter()

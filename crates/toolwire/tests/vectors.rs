@@ -102,3 +102,25 @@ fn invalid_vectors_are_rejected_with_the_expected_message() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn a_pending_input_schema_is_read_kept_in_the_model_view_and_written_back() {
+    let path = vectors_dir("valid").join("pending-input-schema.json");
+    let text = fs::read_to_string(path).expect("pending-input-schema.json");
+    let result = ToolResult::from_json(&text).expect("a valid document");
+    let request = result.pending_request().expect("a pending result");
+    let schema = request.schema().expect("the schema is kept");
+    assert_eq!(schema["required"], serde_json::json!(["env"]));
+    let view = result.to_model();
+    assert_eq!(
+        view.metadata.expect("metadata")["pending"]["schema"],
+        serde_json::Value::Object(schema.clone())
+    );
+    // the same request made with the builder writes the same bytes
+    let built = toolwire::PendingRequest::new(toolwire::PendingKind::Input)
+        .with_id("req-input-schema")
+        .with_prompt("Which environment?")
+        .with_schema(schema.clone())
+        .expect("an input request takes a schema");
+    assert_eq!(ToolResult::pending(built).to_json(), text);
+}

@@ -5,7 +5,7 @@
  * Confirmation ids are signed approval tokens with an `approvalSecret`.
  */
 import type { ToolResult } from '../../core/result.js'
-import type { JsonValue } from '../../core/types.js'
+import type { JsonValue, PendingSchema } from '../../core/types.js'
 import { canonicalOf, type CallResult } from '../../core/view.js'
 import {
   alreadyAnsweredText,
@@ -93,7 +93,9 @@ export class Parking {
    * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
    * Resolves once the store holds it: `true`, or `false` when the store has a row of this id (a
    * suspension's request id held by another call; nothing was parked). Never rejects (a failure
-   * is reported, and answers `true`: the call stays parked in this process).
+   * is reported, and answers `true`: the call stays parked in this process). A suspension's
+   * pending request `schema` is kept in the row's data: its answer is checked against it on any
+   * manager on the store.
    */
   park(
     id: string,
@@ -104,6 +106,7 @@ export class Parking {
     timeoutMs: number | undefined,
     ttlMs: number,
     idempotencyKey: string | undefined,
+    schema?: PendingSchema,
   ): Promise<boolean> {
     const tool = entry.name
     try {
@@ -119,7 +122,7 @@ export class Parking {
           inputHash: this.ctx.hashParked(id, binding, input, entry.sensitive),
           expiresAt: null,
           ttlMs,
-          data: parkedData(timeoutMs, idempotencyKey),
+          data: parkedData(timeoutMs, idempotencyKey, schema),
         })
         .then(
           () => true,
@@ -190,7 +193,13 @@ export class Parking {
       claims !== undefined && (claims.callId !== c.callId || claims.tool !== c.tool || claims.inputHash !== hash())
     try {
       const local = host.local(id)
-      let parked: { readonly tool: string; readonly callId: string; readonly timeoutMs: number | undefined; readonly idempotencyKey: string | undefined }
+      let parked: {
+        readonly tool: string
+        readonly callId: string
+        readonly timeoutMs: number | undefined
+        readonly idempotencyKey: string | undefined
+        readonly schema?: PendingSchema | undefined
+      }
       let input: unknown
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
@@ -227,8 +236,11 @@ export class Parking {
         // the row (and so a token, checked against it above) names. With a store key or an approval
         // secret the hash is keyed, and a row rewritten (its input, its tool) cannot be given a matching one
         if (!this.matches(id, pre, input)) return await altered(pre)
-        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre) }
+        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre), schema: schemaOf(pre) }
       }
+      // an answer that does not match the pending request's schema is refused before the claim: the call stays parked
+      const mismatch = kind === 'suspension' ? host.checkAnswer(parked.schema, answer) : undefined
+      if (mismatch !== undefined) return { view: await host.early(parked.tool, parked.callId, mismatch) }
       if (host.tool(parked.tool) === undefined) {
         return await this.refuse('unknown_tool', unknownToolText(parked.tool), parked.tool, parked.callId)
       }
@@ -319,9 +331,21 @@ export class Parking {
 }
 
 /** What a parked call keeps of its options: the timeout and the idempotency key, when it has them. */
-function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined): JsonValue {
-  if (timeoutMs === undefined && idempotencyKey === undefined) return null
-  return { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }
+function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, schema: PendingSchema | undefined): JsonValue {
+  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined) return null
+  return {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    ...(schema === undefined ? {} : { schema }),
+  }
+}
+
+/** The pending request schema a suspension's row keeps, if any (a JSON object). */
+function schemaOf(call: ParkedCall): PendingSchema | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  const s = (data as { schema?: JsonValue }).schema
+  return typeof s === 'object' && s !== null && !Array.isArray(s) ? (s as PendingSchema) : undefined
 }
 
 function keyOf(call: ParkedCall): string | undefined {

@@ -6,6 +6,7 @@
 import { STORE_TEXTS } from '../../core/texts.js'
 import { refusalError, toolError, ToolResult } from '../../core/result.js'
 import type { CallResult } from '../../core/view.js'
+import type { PendingSchema } from '../../core/types.js'
 import type { EvidenceStore } from '../../observe/evidence.js'
 import type { ApprovalSecrets } from '../store/approval.js'
 import type { ParkedBinding, StoreKeys } from '../store/codec.js'
@@ -53,6 +54,8 @@ export interface LocalParked {
   readonly timeoutMs: number | undefined
   /** The call's idempotency key: its confirmed or resumed run records it in the ledger. */
   readonly idempotencyKey: string | undefined
+  /** A suspension's pending request schema: the answer must match it. */
+  readonly schema?: PendingSchema | undefined
 }
 
 /** What the durable layer needs of its manager (no import of the manager or of a call). */
@@ -63,6 +66,8 @@ export interface DurableHost {
   forget(id: string): void
   /** The registered tool of this name. */
   tool(name: string): ToolEntry | undefined
+  /** The error result of an answer that does not match a suspension's `schema`, or `undefined`. */
+  checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined
   /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
   run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
