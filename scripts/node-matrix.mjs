@@ -5,6 +5,8 @@
 //   npm run test:node-matrix -- --versions 22,24    # some of them
 //   npm run test:node-matrix -- --install-only      # only fetch the Node.js builds (and compile better-sqlite3)
 //   npm run test:node-matrix -- --timeout-min 30    # end a version's run after 30 min (default 20)
+//   npm run test:node-matrix -- --parallel          # the versions' runs side by side (each one's output
+//                                                   # is kept in .cache/node-matrix/node-<major>.log and printed when it ends)
 //   npm run test:node-matrix -- test/evidence.test.ts   # anything else goes to vitest
 //
 // The machine's own Node.js is used for its major. Every other major is npm's
@@ -21,7 +23,7 @@
 // Exits non-zero when any version fails.
 import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -90,19 +92,24 @@ function install(major) {
 }
 
 /** Runs the vitest suite with one node; returns its counts from vitest's JSON report. */
-async function runSuite(node, vitestArgs, timeoutMinutes) {
+async function runSuite(node, vitestArgs, timeoutMinutes, { toLog = false } = {}) {
   const report = join(root, '.cache', 'node-matrix', `node-${node.major}.json`)
+  const log = join(root, '.cache', 'node-matrix', `node-${node.major}.log`)
   mkdirSync(dirname(report), { recursive: true })
   rmSync(report, { force: true })
-  console.log(`\n== node-matrix: Node.js ${node.version} (V8 ${node.v8})${node.own ? ", this machine's" : ''}: ${node.bin}`)
+  const heading = `\n== node-matrix: Node.js ${node.version} (V8 ${node.v8})${node.own ? ", this machine's" : ''}: ${node.bin}`
+  console.log(toLog ? `${heading} (started; its output is printed when it ends)` : heading)
   const started = performance.now()
+  // side by side, each run writes to a file of its own, so that their lines do not interleave
+  const out = toLog ? openSync(log, 'w') : undefined
   // its own process group, so a run that hangs can be ended with every worker it started
   const child = spawn(node.bin, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: out === undefined ? 'inherit' : ['ignore', out, out],
     detached: true,
     env: runEnv(node),
   })
+  if (out !== undefined) closeSync(out)
   // the run is not in this terminal's process group: pass on an interrupt
   let interrupted = false
   const forward = (sig) => {
@@ -121,6 +128,7 @@ async function runSuite(node, vitestArgs, timeoutMinutes) {
   process.off('SIGINT', forward).off('SIGTERM', forward)
   if (interrupted) process.exit(130)
   const seconds = (performance.now() - started) / 1000
+  if (toLog) console.log(`${heading} (ended after ${seconds.toFixed(0)} s)\n${readFileSync(log, 'utf8')}`)
   let counts = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: 0, failures: [] }
   if (existsSync(report)) {
     const r = JSON.parse(readFileSync(report, 'utf8'))
@@ -143,6 +151,7 @@ async function runSuite(node, vitestArgs, timeoutMinutes) {
 async function main(argv) {
   let majors = MAJORS
   let installOnly = false
+  let parallel = false
   let timeoutMinutes = 20
   const vitestArgs = []
   for (let i = 0; i < argv.length; i++) {
@@ -150,6 +159,7 @@ async function main(argv) {
     if (arg === '--versions') majors = argv[++i].split(',').map(Number)
     else if (arg.startsWith('--versions=')) majors = arg.slice('--versions='.length).split(',').map(Number)
     else if (arg === '--install-only') installOnly = true
+    else if (arg === '--parallel') parallel = true
     else if (arg === '--timeout-min') timeoutMinutes = Number(argv[++i])
     else if (arg === '--') vitestArgs.push(...argv.slice(i + 1)), (i = argv.length)
     else vitestArgs.push(arg)
@@ -162,7 +172,8 @@ async function main(argv) {
     return nodes.some((n) => n.sqlite instanceof Error) ? 1 : 0
   }
   const results = []
-  for (const n of nodes) results.push(await runSuite(n, vitestArgs, timeoutMinutes))
+  if (parallel) results.push(...(await Promise.all(nodes.map((n) => runSuite(n, vitestArgs, timeoutMinutes, { toLog: true })))))
+  else for (const n of nodes) results.push(await runSuite(n, vitestArgs, timeoutMinutes))
   console.log('\n== node-matrix summary')
   for (const r of results) {
     const verdict = r.ok ? 'ok' : `FAILED (${typeof r.exit === 'string' ? r.exit : `exit ${r.exit}`})`
