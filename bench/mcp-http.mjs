@@ -11,15 +11,13 @@
 // On Linux it also reads each server process's CPU time (/proc/<pid>/stat) over the rounds:
 // the server's own cost per call, which depends less than wall time on what else the
 // machine runs. Nothing here asserts: it prints what this machine measured.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { cpuOf, echoModule, median, serveToolwireHttp } from './mcp-lib.mjs'
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -31,53 +29,15 @@ const cli = join(import.meta.dirname, '..', 'dist', 'cli.js')
 const baselineAt = process.argv.indexOf('--baseline')
 const baseline = baselineAt === -1 ? undefined : process.argv[baselineAt + 1]
 
-const dir = mkdtempSync(join(tmpdir(), 'toolwire-bench-mcp-'))
-const module = join(dir, 'echo.mjs')
-writeFileSync(
-  module,
-  `export default [{
-  name: 'echo',
-  description: 'Echoes its text',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-  run: ({ text }) => ({ text }),
-}]
-`,
-)
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
+const { dir, module } = echoModule()
 
 const children = []
 const pidOf = new Map()
-/** CPU time a process used so far, in µs (user + system), or NaN where /proc is not there. */
-const cpuOf = (pid) => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-  } catch {
-    return Number.NaN
-  }
-}
 async function httpServer(cli, stateless) {
-  const port = await freePort()
-  const child = spawn(process.execPath, [cli, 'serve', module, '--http', `127.0.0.1:${port}`, ...(stateless ? ['--stateless'] : [])], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const { child, url } = await serveToolwireHttp(cli, module, stateless ? ['--stateless'] : [])
   children.push(child)
-  pidOf.set(`http://127.0.0.1:${port}/mcp`, child.pid)
-  await new Promise((resolve, reject) => {
-    let err = ''
-    child.stderr.on('data', (chunk) => {
-      err += chunk
-      if (err.includes(' at http://')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)))
-  })
-  return `http://127.0.0.1:${port}/mcp`
+  pidOf.set(url, child.pid)
+  return url
 }
 
 async function connect(transport, url) {
@@ -124,11 +84,6 @@ for (let r = 0; r < ROUNDS; r++) {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 const base = median(samples.get('stdio'))
 console.log(`tools/call, ${ROUNDS} rounds x ${CALLS} sequential calls, Node ${process.version}`)
 console.log('| transport | median per call | p25 to p75 | vs stdio | server CPU per call | vs stdio |')

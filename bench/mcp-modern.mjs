@@ -1,0 +1,147 @@
+// MCP over HTTP: toolwire's `serveHttp` against a plain SDK v2 server, both eras, same run.
+// Part of `npm run bench` (with its small defaults).
+//
+//   npm run build:ts && node bench/mcp-modern.mjs [--rounds 5] [--calls 100] [--inflight 16]
+//                                                 [--era modern|legacy|both] [--out <file>]
+//
+// Two server processes serve the same echo tool: `toolwire serve echo.mjs --http --stateless`
+// (dist/cli.js) and bench/mcp-v2-peer.mjs (`createMcpHandler`, a fresh low-level `Server` per
+// request with a shared validator, node:http and a thin adapter). One driver, this process,
+// posts raw `tools/call` requests with fetch (keep-alive) to both:
+// - modern: revision 2026-07-28, the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+//   headers and the `_meta` envelope (protocol version, client info, capabilities); no
+//   initialize, no session;
+// - legacy: revision 2025-11-25 without a session (`MCP-Protocol-Version: 2025-11-25`, no
+//   envelope), the stateless path of each server.
+// A round runs, for each server and era in a fresh random order, --calls sequential calls then
+// --calls calls kept --inflight at a time; a row is the median over rounds of calls per second,
+// and the ratio is toolwire's median over the peer's (above 1.0x: toolwire answers more calls
+// per second). Every answer is checked (status 200, the echoed text). On Linux the server
+// processes' CPU time per call (/proc) is also shown. Nothing asserts: it prints what this
+// machine measured, with its load average, and writes bench/results/mcp-modern.json.
+import { spawn } from 'node:child_process'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, cpus } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { cpuOf, echoModule, median, serveToolwireHttp } from './mcp-lib.mjs'
+
+const HERE = import.meta.dirname
+const option = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? fallback : process.argv[i + 1]
+}
+const ROUNDS = Number(option('rounds', 5))
+const CALLS = Number(option('calls', 100))
+const INFLIGHT = Number(option('inflight', 16))
+const ERAS = { modern: ['modern'], legacy: ['legacy'], both: ['modern', 'legacy'] }[option('era', 'both')]
+const OUT = resolve(option('out', join(HERE, 'results', 'mcp-modern.json')))
+const cli = join(HERE, '..', 'dist', 'cli.js')
+if (ERAS === undefined) throw new Error('--era takes modern, legacy or both')
+
+const MODERN = '2026-07-28'
+const LEGACY = '2025-11-25'
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+const HEADERS = {
+  modern: { ...base, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+  legacy: { ...base, 'mcp-protocol-version': LEGACY },
+}
+let nextId = 0
+const bodyOf = (era) =>
+  JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' }, ...(era === 'modern' ? { _meta: envelope } : {}) } })
+
+/** One checked call; the answer's content type (JSON or SSE). */
+async function call(url, era) {
+  const response = await fetch(url, { method: 'POST', headers: HEADERS[era], body: bodyOf(era) })
+  const text = await response.text()
+  if (response.status !== 200 || !text.includes('\\"text\\":\\"hello\\"') || text.includes('"isError":true') || text.includes('"error"')) {
+    throw new Error(`${era} call to ${url} failed: ${response.status} ${text.slice(0, 300)}`)
+  }
+  return response.headers.get('content-type')
+}
+
+/** Calls per second for `calls` calls, `inflight` at a time (1: sequential). */
+async function measure(url, era, calls, inflight) {
+  let left = calls
+  const worker = async () => {
+    while (left > 0) {
+      left--
+      await call(url, era)
+    }
+  }
+  const t0 = performance.now()
+  await Promise.all(Array.from({ length: inflight }, worker))
+  return calls / ((performance.now() - t0) / 1000)
+}
+
+const { dir, module } = echoModule()
+const children = []
+async function peerServer() {
+  const child = spawn(process.execPath, [join(HERE, 'mcp-v2-peer.mjs'), 'http'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  children.push(child)
+  const port = await new Promise((ok, fail) => {
+    child.stdout.once('data', (d) => ok(String(d).trim()))
+    child.once('exit', (code) => fail(new Error(`the SDK v2 peer exited (${code})`)))
+  })
+  return { child, url: `http://127.0.0.1:${port}/mcp` }
+}
+const toolwire = await serveToolwireHttp(cli, module, ['--stateless'], process.env.TOOLWIRE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOOLWIRE_BENCH_PROF}`] : [])
+children.push(toolwire.child)
+const servers = [
+  ['toolwire', toolwire],
+  ['SDK v2', await peerServer()],
+]
+
+const legs = []
+for (const era of ERAS) {
+  for (const [server, { url, child }] of servers) {
+    const contentType = await call(url, era)
+    legs.push({ server, era, url, pid: child.pid, contentType, seq: [], par: [], cpu: 0 })
+  }
+}
+// warm up (JIT, keep-alive sockets), then interleaved rounds
+for (const leg of legs) await measure(leg.url, leg.era, Math.max(50, CALLS / 2), INFLIGHT)
+const load = [loadavg()[0]]
+for (let r = 0; r < ROUNDS; r++) {
+  for (const leg of [...legs].sort(() => Math.random() - 0.5)) {
+    const before = cpuOf(leg.pid)
+    leg.seq.push(await measure(leg.url, leg.era, CALLS, 1))
+    leg.par.push(await measure(leg.url, leg.era, CALLS, INFLIGHT))
+    leg.cpu += cpuOf(leg.pid) - before
+  }
+}
+load.push(loadavg()[0])
+
+const eraName = { modern: `${MODERN} (modern)`, legacy: `${LEGACY}, no session` }
+console.log(`\n=== MCP over HTTP: toolwire serveHttp vs SDK v2 createMcpHandler, tools/call (echo)`)
+console.log(`Node ${process.version}, ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(' → ')}; ${ROUNDS} rounds × ${CALLS} calls sequential and ${INFLIGHT} in flight; medians of calls/s`)
+console.log(`| era | server | sequential | vs SDK v2 | ${INFLIGHT} in flight | vs SDK v2 | server CPU per call | answers |`)
+console.log('|---|---|---|---|---|---|---|---|')
+const rows = []
+for (const leg of legs) {
+  const peer = legs.find((l) => l.era === leg.era && l.server === 'SDK v2')
+  const row = {
+    era: leg.era,
+    server: leg.server,
+    sequentialPerSecond: median(leg.seq),
+    inflightPerSecond: median(leg.par),
+    sequentialRatio: median(leg.seq) / median(peer.seq),
+    inflightRatio: median(leg.par) / median(peer.par),
+    serverCpuMicrosPerCall: leg.cpu / (ROUNDS * CALLS * 2),
+    contentType: leg.contentType,
+  }
+  rows.push(row)
+  console.log(
+    `| ${eraName[leg.era]} | ${leg.server} | ${row.sequentialPerSecond.toFixed(0)} | ${row.sequentialRatio.toFixed(2)}x | ${row.inflightPerSecond.toFixed(0)} | ${row.inflightRatio.toFixed(2)}x | ${row.serverCpuMicrosPerCall.toFixed(0)} µs | ${leg.contentType} |`,
+  )
+}
+mkdirSync(dirname(OUT), { recursive: true })
+writeFileSync(OUT, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadavg: load, rounds: ROUNDS, calls: CALLS, inflight: INFLIGHT, rows }, null, 2)}\n`)
+
+for (const child of children) child.kill('SIGTERM')
+rmSync(dir, { recursive: true, force: true })
