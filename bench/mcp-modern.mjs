@@ -2,7 +2,7 @@
 // Part of `npm run bench` (with its small defaults).
 //
 //   npm run build:ts && node bench/mcp-modern.mjs [--rounds 5] [--calls 100] [--inflight 16]
-//                                                 [--era modern|legacy|both] [--out <file>]
+//                                                 [--era modern|legacy|both] [--transport http,stdio] [--out <file>]
 //
 // Two server processes serve the same echo tool: `toolwire serve echo.mjs --http --stateless`
 // (dist/cli.js) and bench/mcp-v2-peer.mjs (`createMcpHandler`, a fresh low-level `Server` per
@@ -35,6 +35,7 @@ const ROUNDS = Number(option('rounds', 5))
 const CALLS = Number(option('calls', 100))
 const INFLIGHT = Number(option('inflight', 16))
 const ERAS = { modern: ['modern'], legacy: ['legacy'], both: ['modern', 'legacy'] }[option('era', 'both')]
+const TRANSPORTS = option('transport', 'http,stdio').split(',')
 const OUT = resolve(option('out', join(HERE, 'results', 'mcp-modern.json')))
 const cli = join(HERE, '..', 'dist', 'cli.js')
 if (ERAS === undefined) throw new Error('--era takes modern, legacy or both')
@@ -55,23 +56,59 @@ let nextId = 0
 const bodyOf = (era) =>
   JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' }, ...(era === 'modern' ? { _meta: envelope } : {}) } })
 
-/** One checked call; the answer's content type (JSON or SSE). */
-async function call(url, era) {
+/** Throws unless `text` is a successful echo of 'hello'. */
+function check(ok, text, what) {
+  if (!ok || !text.includes('\\"text\\":\\"hello\\"') || text.includes('"isError":true') || text.includes('"error"')) {
+    throw new Error(`${what} failed: ${text.slice(0, 300)}`)
+  }
+}
+
+/** A checked HTTP call function for `url`; each call resolves the answer's content type. */
+const httpCaller = (url) => async (era) => {
   const response = await fetch(url, { method: 'POST', headers: HEADERS[era], body: bodyOf(era) })
   const text = await response.text()
-  if (response.status !== 200 || !text.includes('\\"text\\":\\"hello\\"') || text.includes('"isError":true') || text.includes('"error"')) {
-    throw new Error(`${era} call to ${url} failed: ${response.status} ${text.slice(0, 300)}`)
-  }
+  check(response.status === 200, text, `${era} call to ${url} (${response.status})`)
   return response.headers.get('content-type')
 }
 
+/** A checked call function over `child`'s stdin/stdout, one JSON-RPC message a line, matched by id. */
+function stdioCaller(child) {
+  const waiting = new Map()
+  let buffer = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk
+    for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, nl)
+      buffer = buffer.slice(nl + 1)
+      const id = JSON.parse(line).id
+      waiting.get(id)?.(line)
+      waiting.delete(id)
+    }
+  })
+  return (era) => {
+    const body = bodyOf(era)
+    return new Promise((ok, fail) => {
+      waiting.set(nextId, (line) => {
+        try {
+          check(true, line, `${era} call over stdio`)
+          ok('stdio')
+        } catch (error) {
+          fail(error)
+        }
+      })
+      child.stdin.write(`${body}\n`)
+    })
+  }
+}
+
 /** Calls per second for `calls` calls, `inflight` at a time (1: sequential). */
-async function measure(url, era, calls, inflight) {
+async function measure(call, era, calls, inflight) {
   let left = calls
   const worker = async () => {
     while (left > 0) {
       left--
-      await call(url, era)
+      await call(era)
     }
   }
   const t0 = performance.now()
@@ -88,44 +125,55 @@ async function peerServer() {
     child.stdout.once('data', (d) => ok(String(d).trim()))
     child.once('exit', (code) => fail(new Error(`the SDK v2 peer exited (${code})`)))
   })
-  return { child, url: `http://127.0.0.1:${port}/mcp` }
+  return { pid: child.pid, call: httpCaller(`http://127.0.0.1:${port}/mcp`) }
 }
-const toolwire = await serveToolwireHttp(cli, module, ['--stateless'], process.env.TOOLWIRE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOOLWIRE_BENCH_PROF}`] : [])
+const stdioServer = (args) => {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] })
+  children.push(child)
+  return { pid: child.pid, call: stdioCaller(child) }
+}
+const profile = process.env.TOOLWIRE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOOLWIRE_BENCH_PROF}`] : []
+const toolwire = await serveToolwireHttp(cli, module, ['--stateless'], profile)
 children.push(toolwire.child)
 const servers = [
-  ['toolwire', toolwire],
-  ['SDK v2', await peerServer()],
+  ['http', 'toolwire', { pid: toolwire.child.pid, call: httpCaller(toolwire.url) }],
+  ['http', 'SDK v2', await peerServer()],
 ]
+if (TRANSPORTS.includes('stdio')) {
+  servers.push(['stdio', 'toolwire', stdioServer([cli, 'serve', module])], ['stdio', 'SDK v2', stdioServer([join(HERE, 'mcp-v2-peer.mjs'), 'stdio'])])
+}
 
 const legs = []
 for (const era of ERAS) {
-  for (const [server, { url, child }] of servers) {
-    const contentType = await call(url, era)
-    legs.push({ server, era, url, pid: child.pid, contentType, seq: [], par: [], cpu: 0 })
+  for (const [transport, server, { pid, call }] of servers) {
+    if (transport === 'stdio' && era === 'legacy') continue // 2025-11-25 over stdio needs initialize first: bench/mcp-http.mjs
+    const contentType = await call(era)
+    legs.push({ transport, server, era, call, pid, contentType, seq: [], par: [], cpu: 0 })
   }
 }
 // warm up (JIT, keep-alive sockets), then interleaved rounds
-for (const leg of legs) await measure(leg.url, leg.era, Math.max(50, CALLS / 2), INFLIGHT)
+for (const leg of legs) await measure(leg.call, leg.era, Math.max(50, CALLS / 2), INFLIGHT)
 const load = [loadavg()[0]]
 for (let r = 0; r < ROUNDS; r++) {
   for (const leg of [...legs].sort(() => Math.random() - 0.5)) {
     const before = cpuOf(leg.pid)
-    leg.seq.push(await measure(leg.url, leg.era, CALLS, 1))
-    leg.par.push(await measure(leg.url, leg.era, CALLS, INFLIGHT))
+    leg.seq.push(await measure(leg.call, leg.era, CALLS, 1))
+    leg.par.push(await measure(leg.call, leg.era, CALLS, INFLIGHT))
     leg.cpu += cpuOf(leg.pid) - before
   }
 }
 load.push(loadavg()[0])
 
 const eraName = { modern: `${MODERN} (modern)`, legacy: `${LEGACY}, no session` }
-console.log(`\n=== MCP over HTTP: toolwire serveHttp vs SDK v2 createMcpHandler, tools/call (echo)`)
+console.log(`\n=== MCP: toolwire serve vs a plain SDK v2 server (createMcpHandler over HTTP, serveStdio), tools/call (echo)`)
 console.log(`Node ${process.version}, ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(' → ')}; ${ROUNDS} rounds × ${CALLS} calls sequential and ${INFLIGHT} in flight; medians of calls/s`)
-console.log(`| era | server | sequential | vs SDK v2 | ${INFLIGHT} in flight | vs SDK v2 | server CPU per call | answers |`)
-console.log('|---|---|---|---|---|---|---|---|')
+console.log(`| transport | era | server | sequential | vs SDK v2 | ${INFLIGHT} in flight | vs SDK v2 | server CPU per call | answers |`)
+console.log('|---|---|---|---|---|---|---|---|---|')
 const rows = []
 for (const leg of legs) {
-  const peer = legs.find((l) => l.era === leg.era && l.server === 'SDK v2')
+  const peer = legs.find((l) => l.transport === leg.transport && l.era === leg.era && l.server === 'SDK v2')
   const row = {
+    transport: leg.transport,
     era: leg.era,
     server: leg.server,
     sequentialPerSecond: median(leg.seq),
@@ -137,7 +185,7 @@ for (const leg of legs) {
   }
   rows.push(row)
   console.log(
-    `| ${eraName[leg.era]} | ${leg.server} | ${row.sequentialPerSecond.toFixed(0)} | ${row.sequentialRatio.toFixed(2)}x | ${row.inflightPerSecond.toFixed(0)} | ${row.inflightRatio.toFixed(2)}x | ${row.serverCpuMicrosPerCall.toFixed(0)} µs | ${leg.contentType} |`,
+    `| ${leg.transport} | ${eraName[leg.era]} | ${leg.server} | ${row.sequentialPerSecond.toFixed(0)} | ${row.sequentialRatio.toFixed(2)}x | ${row.inflightPerSecond.toFixed(0)} | ${row.inflightRatio.toFixed(2)}x | ${row.serverCpuMicrosPerCall.toFixed(0)} µs | ${leg.contentType} |`,
   )
 }
 mkdirSync(dirname(OUT), { recursive: true })

@@ -2,6 +2,7 @@
 // (@modelcontextprotocol/server) serving the same echo tool, as its documentation builds one.
 //
 //   node bench/mcp-v2-peer.mjs http     prints its port on stdout, then serves POST /mcp
+//   node bench/mcp-v2-peer.mjs stdio    serves stdin/stdout with the SDK's `serveStdio`
 //
 // `createMcpHandler` with a fresh low-level `Server` per request (as the handler requires),
 // all of them sharing one JSON Schema validator (the default builds an ajv instance per
@@ -10,6 +11,7 @@
 import { createServer } from 'node:http'
 import { Readable } from 'node:stream'
 import { Server, createMcpHandler } from '@modelcontextprotocol/server'
+import { serveStdio } from '@modelcontextprotocol/server/stdio'
 
 const inputSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }
 const tools = [{ name: 'echo', description: 'Echoes its text', inputSchema }]
@@ -28,10 +30,8 @@ function echoServer() {
   })
   return server
 }
-const handler = createMcpHandler(echoServer)
-
 /** node:http → web Request → handler → node response. */
-async function adapt(req, res) {
+async function adapt(handler, req, res) {
   const chunks = []
   for await (const chunk of req) chunks.push(chunk)
   const headers = new Headers()
@@ -45,12 +45,17 @@ async function adapt(req, res) {
   else Readable.fromWeb(response.body).pipe(res)
 }
 
-const http = createServer((req, res) => {
-  adapt(req, res).catch((error) => {
-    if (!res.headersSent) res.writeHead(500)
-    res.end(String(error))
+if (process.argv[2] === 'stdio') {
+  serveStdio(echoServer)
+} else {
+  const handler = createMcpHandler(echoServer)
+  const http = createServer((req, res) => {
+    adapt(handler, req, res).catch((error) => {
+      if (!res.headersSent) res.writeHead(500)
+      res.end(String(error))
+    })
   })
-})
-http.keepAliveTimeout = 60_000
-http.listen(0, '127.0.0.1', () => console.log(http.address().port))
+  http.keepAliveTimeout = 60_000
+  http.listen(0, '127.0.0.1', () => console.log(http.address().port))
+}
 process.on('SIGTERM', () => process.exit(0))
