@@ -119,6 +119,11 @@ async function measure(call, era, calls, inflight) {
 
 const { dir, module } = echoModule()
 const children = []
+// a failed check throws out of the run: the servers go with this process
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGTERM')
+  rmSync(dir, { recursive: true, force: true })
+})
 async function peerServer() {
   const child = spawn(process.execPath, [join(HERE, 'mcp-v2-peer.mjs'), 'http'], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
@@ -193,5 +198,4 @@ for (const leg of legs) {
 mkdirSync(dirname(OUT), { recursive: true })
 writeFileSync(OUT, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, loadavg: load, rounds: ROUNDS, calls: CALLS, inflight: INFLIGHT, rows }, null, 2)}\n`)
 
-for (const child of children) child.kill('SIGTERM')
-rmSync(dir, { recursive: true, force: true })
+process.exit(0)
