@@ -37,6 +37,16 @@ export async function writeResponse(res: ServerResponse, response: Response, ids
     res.end()
     return
   }
+  if (response.headers.get('content-type')?.startsWith('application/json') === true) {
+    // a JSON answer is whole when the SDK returns it: one write for headers and body (an SSE
+    // stream below has its headers flushed first, then each event as it comes)
+    const text = await response.text()
+    const out = ids.active ? ids.restore(text) : text
+    headers['content-length'] = String(Buffer.byteLength(out))
+    res.writeHead(response.status, headers)
+    res.end(out)
+    return
+  }
   const reader = body.getReader()
   let gone = false
   const onClose = (): void => {
