@@ -54,6 +54,7 @@ import { headerOnlyRequest, writeResponse } from './web.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
+import { principalOf } from './request-state.js'
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -399,7 +400,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   /** Whose sessions these are: the token's holders when one is set, else the address. */
   const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
 
-  const factory: McpServerFactory = createMcpServerFactory(tm, serverOptions)
+  // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
+  const factory: McpServerFactory = createMcpServerFactory(tm, serverOptions, {
+    ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
+    ...(options.store === undefined ? {} : { store: options.store }),
+    principal: principalOf(options.token),
+  })
   // the 2026-07-28 era: one server per request, never a session
   const modernHandler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror: onError })
 

@@ -14,6 +14,7 @@ import {
   ProtocolErrorCode,
   Server,
   type CallToolResult,
+  type InputRequiredResult,
   type jsonSchemaValidator,
   type McpServerFactory,
   type ServerContext,
@@ -40,6 +41,8 @@ import { toolwireVersion } from './module.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
 import { checkOptions, isBoolean, isFunction, isOneOf, isString, isWaitMs, type OptionRules } from './options.js'
 import { traceContextOf } from '../observe/trace-context.js'
+import { McpConfirmations, type ConfirmationWiring } from './input-required.js'
+import type { RequestState } from './request-state.js'
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -348,15 +351,16 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
  *   (no task is ever created: the extension is not advertised).
  */
-export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
+export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ConfirmationWiring = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
+  const confirmations = new McpConfirmations(tm, options.confirmations === 'refuse' ? undefined : options.confirmationLink, wiring)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
   const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
   const toolList = toolListOf(tm)
   const progressSinks = new CallSinks(tm, 'progress')
   const logSinks = new CallSinks(tm, 'log')
 
-  const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult> => {
+  const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
     const problem = callParamsProblem(request.params)
     if (problem !== undefined) throw new InvalidCallParamsError(problem)
     const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
@@ -385,7 +389,22 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
       const idempotencyKey = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY] ?? requestMeta?.[MCP_IDEMPOTENCY_KEY_META_KEY]
       const callOptions: CallOptions = idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }
       // the request's _meta traceparent/tracestate/baggage parent the call's span (issue #22 Deliver 4)
-      let view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
+      const state = era === 'modern' ? ctx.mcpReq.requestState<RequestState>() : undefined
+      let view: CallResult
+      let replayed = false
+      if (state !== undefined) {
+        // a retry of a call that asked for confirmation (2026-07-28): nothing runs unless it is approved
+        const answered = await confirmations.answer(ctx, name, args, state)
+        if (answered.kind === 'ask') return answered.result
+        view = answered.view
+        replayed = answered.kind === 'result' && answered.replayed
+      } else {
+        view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
+      }
+      if (view.status === 'needs_confirmation' && era === 'modern' && options.confirmations !== 'refuse') {
+        const asked = confirmations.ask(ctx, name, args, callId, view)
+        if (asked !== undefined) return asked
+      }
       if (view.status === 'needs_confirmation') {
         const answered = era === 'legacy' ? await confirmThroughElicitation(server, tm, name, view, options, ctx) : undefined
         if (answered === undefined) {
@@ -397,7 +416,7 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
         view = answered
       }
       const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
-      if (view.replayed === true) meta[MCP_REPLAYED_META_KEY] = true
+      if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
     } finally {
       progressSinks.delete(callId)
@@ -411,6 +430,7 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
       // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
       capabilities: era === 'modern' ? { tools: { listChanged: false }, logging: {} } : { tools: { listChanged: false } },
       jsonSchemaValidator: sharedElicitationValidator,
+      requestState: { verify: confirmations.codec.verify },
       cacheHints: { 'tools/list': hint, 'server/discover': hint },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     })
