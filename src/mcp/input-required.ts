@@ -10,7 +10,7 @@ import { inputRequired, ProtocolError, type InputRequest, type InputRequiredResu
 import type { CallResult } from '../core/view.js'
 import { viewOf } from '../core/view.js'
 import type { ToolStore } from '../runtime/store/types.js'
-import type { ApprovalSecrets } from '../runtime/store/approval.js'
+import { verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { confirmationOutcome } from '../runtime/durable/parking.js'
 import {
   confirmationInputRequest,
@@ -65,6 +65,7 @@ export class McpConfirmations {
   readonly codec: RequestStateCodec
   private readonly principal: string
   private readonly store: ToolStore | undefined
+  private readonly secret: ApprovalSecrets | undefined
   /** confirmId → the result of its run here, for a replayed retry on a manager without a store. */
   private readonly outcomes = new Map<string, CallResult>()
   /** URL-mode links opened here, by their URL: a retry waits for the page's decision through them. */
@@ -80,6 +81,7 @@ export class McpConfirmations {
     this.codec = new RequestStateCodec(wiring.secret === undefined ? {} : { secret: wiring.secret })
     this.principal = wiring.principal ?? ''
     this.store = wiring.store
+    this.secret = wiring.secret
   }
 
   /**
@@ -151,7 +153,9 @@ export class McpConfirmations {
     if (local !== undefined) return local
     if (this.store === undefined) return undefined
     try {
-      const outcome = await confirmationOutcome(this.store, confirmId)
+      // with an approval secret the confirmId is a signed token naming the parked row
+      const id = (this.secret === undefined ? undefined : verifyApproval(this.secret, confirmId)?.confirmationId) ?? confirmId
+      const outcome = await confirmationOutcome(this.store, id)
       return outcome.state === 'settled' ? viewOf(outcome.result, outcome.callId) : undefined
     } catch {
       return undefined
