@@ -9,7 +9,6 @@ import { createRequire } from 'node:module'
 import type { Ajv } from 'ajv'
 import {
   isCallToolResult,
-  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -18,7 +17,6 @@ import {
   type jsonSchemaValidator,
   type McpServerFactory,
   type ServerContext,
-  type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/server'
 import { toMcp } from '../render/mcp.js'
@@ -36,12 +34,22 @@ import {
   MCP_UNTRUSTED_CONTENT_META_KEY,
   type ServableManager,
 } from './meta.js'
-import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASK_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
+import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
 import { toolwireVersion } from './module.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
 import { checkOptions, isBoolean, isFunction, isOneOf, isString, isWaitMs, type OptionRules } from './options.js'
 import { traceContextOf } from '../observe/trace-context.js'
 import { McpConfirmations, type ConfirmationWiring } from './input-required.js'
+import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
+import type { McpTasks } from './tasks.js'
+
+/** What `serveHttp` hands a server factory beyond the options: confirmations' secret and principal, and the tasks. @internal */
+export interface ServerWiring extends ConfirmationWiring {
+  /** The tasks extension on the manager's store (2026-07-28 only); absent: not advertised. */
+  readonly tasks?: McpTasks
+  /** `taskOwner` of the bearer token (`''` without one). */
+  readonly owner?: string
+}
 import type { RequestState } from './request-state.js'
 
 export {
@@ -274,16 +282,6 @@ function checkedResult(result: CallToolResult): CallToolResult {
 /** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
 export type McpEra = 'modern' | 'legacy'
 
-/** A Standard Schema that passes any params (the `tasks/*` handlers read them themselves). */
-const anyParams: StandardSchemaV1 = { '~standard': { version: 1, vendor: 'toolwire', validate: (value) => ({ value }) } }
-
-/** Whether this modern request declared the tasks extension in its envelope's client capabilities. */
-function declaresTasks(ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
-  const extensions = (envelope?.[MCP_ENVELOPE_KEYS.clientCapabilities] as { extensions?: Record<string, unknown> } | undefined)?.extensions
-  return typeof extensions === 'object' && extensions !== null && MCP_TASKS_EXTENSION in extensions
-}
-
 /**
  * The `tools/list` entries of `tm`, sorted by name, built once for each set of registered
  * tools (the same definitions in the same order answer the list already built).
@@ -351,7 +349,7 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
  *   (no task is ever created: the extension is not advertised).
  */
-export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ConfirmationWiring = {}): McpServerFactory {
+export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ServerWiring = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
   const confirmations = new McpConfirmations(tm, options.confirmations === 'refuse' ? undefined : options.confirmationLink, wiring)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
@@ -398,6 +396,15 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
         if (answered.kind === 'ask') return answered.result
         view = answered.view
         replayed = answered.kind === 'result' && answered.replayed
+      } else if (era === 'modern' && wiring.tasks !== undefined && requestDeclaresTasks(ctx)) {
+        // a call that parks, or a long-running tool, becomes a task (before any MRTR answer)
+        const started = (detached: boolean): Promise<CallResult> => {
+          const { signal: _signal, ...rest } = callOptions
+          return tm.call(name, args, { ...(detached ? rest : callOptions), traceContext: traceContextOf(requestMeta) })
+        }
+        const answered = await callAsTask(wiring.tasks, tm, { tool: name, callId, owner: wiring.owner ?? '' }, started)
+        if ('task' in answered) return answered.task as unknown as CallToolResult
+        view = answered.view
       } else {
         view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
       }
@@ -428,7 +435,12 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
     const era: McpEra = ctx.era
     const server = new Server(info, {
       // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
-      capabilities: era === 'modern' ? { tools: { listChanged: false }, logging: {} } : { tools: { listChanged: false } },
+      capabilities:
+        era === 'legacy'
+          ? { tools: { listChanged: false } }
+          : wiring.tasks === undefined
+            ? { tools: { listChanged: false }, logging: {} }
+            : { tools: { listChanged: false }, logging: {}, extensions: { [MCP_TASKS_EXTENSION]: {} } },
       jsonSchemaValidator: sharedElicitationValidator,
       requestState: { verify: confirmations.codec.verify },
       cacheHints: { 'tools/list': hint, 'server/discover': hint },
@@ -436,14 +448,7 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
     })
     server.setRequestHandler('tools/list', () => ({ tools: toolList().tools }))
     server.setRequestHandler('tools/call', (request, c) => callTool(server, era, request, c))
-    if (era === 'modern') {
-      for (const method of MCP_TASK_METHODS) {
-        server.setRequestHandler(method, { params: anyParams }, (_params, c) => {
-          if (!declaresTasks(c)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [MCP_TASKS_EXTENSION]: {} } } })
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found')
-        })
-      }
-    }
+    if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring.owner ?? '')
     return server
   }
 }
