@@ -122,12 +122,14 @@ function suite(label: string, setup: () => Promise<{ connect: Connect; runs: { r
       expect(runs.remove).toBe(before + 1)
     })
 
-    it('a client without elicitation gets the isError answer naming the confirmation', async () => {
+    it('a client without elicitation, or with URL elicitation only, gets the isError answer naming the confirmation', async () => {
       const before = runs.remove
-      const c = await client({})
-      const result = await c.callTool({ name: 'remove', arguments: { path: 'd' } })
-      expect(result.isError).toBe(true)
-      expect(result._meta?.['toolwire/confirmation']).toMatchObject({ summary: expect.stringContaining('remove') })
+      for (const capabilities of [{}, { elicitation: { url: {} } }]) {
+        const c = await client(capabilities)
+        const result = await c.callTool({ name: 'remove', arguments: { path: 'd' } })
+        expect(result.isError).toBe(true)
+        expect(result._meta?.['toolwire/confirmation']).toMatchObject({ summary: expect.stringContaining('remove') })
+      }
       expect(runs.remove).toBe(before)
     })
   })

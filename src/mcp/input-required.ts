@@ -1,8 +1,8 @@
 /**
  * Confirmations as multi-round-trip requests on the 2026-07-28 era (basic/patterns/mrtr): the
  * glue between the `tools/call` handler and mrtr.ts / request-state.ts. A call that needs
- * confirmation answers `input_required` with an `elicitation/create` input request and a sealed
- * `requestState`; the client's retry carries the answer, and the confirmation is decided through
+ * confirmation, from a client that declared form elicitation, answers `input_required` with a
+ * form `elicitation/create` input request and a sealed `requestState` (URL mode is not wired yet); the client's retry carries the answer, and the confirmation is decided through
  * `tm.confirm` (the store's claim keeps the run to once, on any instance). A second identical
  * retry answers the recorded result, marked replayed.
  */
@@ -36,11 +36,6 @@ export interface ConfirmationWiring {
   readonly store?: ToolStore
 }
 
-/** An approval link (see `McpServerOptions.confirmationLink`). */
-export interface LinkMaker {
-  (input: { tool: string; view: ConfirmationView }): { readonly url: string; decided(signal: AbortSignal): Promise<CallResult | undefined> } | undefined
-}
-
 /** What a retry answered: the call's result (replayed when recorded earlier), a denial, or a new input request. */
 export type ConfirmationAnswer =
   | { readonly kind: 'result'; readonly view: CallResult; readonly replayed: boolean }
@@ -68,14 +63,11 @@ export class McpConfirmations {
   private readonly secret: ApprovalSecrets | undefined
   /** confirmId → the result of its run here, for a replayed retry on a manager without a store. */
   private readonly outcomes = new Map<string, CallResult>()
-  /** URL-mode links opened here, by their URL: a retry waits for the page's decision through them. */
   /** confirmId → its view as asked here, so a re-ask shows the same summary. */
   private readonly views = new Map<string, ConfirmationView>()
-  private readonly links = new Map<string, (signal: AbortSignal) => Promise<CallResult | undefined>>()
 
   constructor(
     private readonly tm: ServableManager,
-    private readonly link: LinkMaker | undefined,
     wiring: ConfirmationWiring = {},
   ) {
     this.codec = new RequestStateCodec(wiring.secret === undefined ? {} : { secret: wiring.secret })
@@ -86,23 +78,17 @@ export class McpConfirmations {
 
   /**
    * The `input_required` answer for a call waiting for confirmation, when the request's client
-   * declared elicitation in a mode that fits (`confirmationMode`); otherwise undefined (the
-   * caller answers the `isError` result naming the confirmation).
+   * declared form elicitation and the tool does not ask for URL (`confirmationMode`); otherwise
+   * undefined (the caller answers the `isError` result naming the confirmation, and the link).
    */
   ask(ctx: ServerContext, tool: string, args: unknown, callId: string, view: ConfirmationView): InputRequiredResult | undefined {
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
     const confirmVia = this.tm.manifest().find((entry) => entry.name === tool)?.confirmVia
-    const mode = confirmationMode({ capabilities: envelope?.[MCP_ENVELOPE_KEYS.clientCapabilities], confirmVia, linkAvailable: this.link !== undefined })
-    if (mode === 'none') return undefined
-    let url: string | undefined
-    if (mode === 'url') {
-      const made = this.link?.({ tool, view })
-      if (made === undefined) return undefined
-      url = made.url
-      remember(this.links, url, (signal: AbortSignal) => made.decided(signal))
-    }
+    // URL mode is not wired yet: a client with URL elicitation only gets the isError answer with the page's link
+    const mode = confirmationMode({ capabilities: envelope?.[MCP_ENVELOPE_KEYS.clientCapabilities], confirmVia, linkAvailable: false })
+    if (mode !== 'form') return undefined
     remember(this.views, view.confirmId, view)
-    const base = { kind: 'confirm' as const, tool, arguments: args, callId, id: view.confirmId, principal: this.principal, ...(url === undefined ? {} : { link: url }) }
+    const base = { kind: 'confirm' as const, tool, arguments: args, callId, id: view.confirmId, principal: this.principal }
     return this.request(view, 1, base)
   }
 
@@ -123,14 +109,6 @@ export class McpConfirmations {
         return this.approve(state)
       case 'decline':
         return { kind: 'declined', view: await this.tm.confirm(state.id, { approve: false }) }
-      case 'url_accept': {
-        const decided = this.links.get(state.link!)
-        const result = decided === undefined ? undefined : await decided(ctx.mcpReq.signal)
-        if (result !== undefined) return { kind: 'result', view: result, replayed: false }
-        const recorded = await this.recorded(state.id)
-        if (recorded !== undefined) return { kind: 'result', view: recorded, replayed: true }
-        return { kind: 'ask', result: this.reask(state, args, view, state.round + 1) }
-      }
       default:
         // missing or not an answer to what was asked: ask the same again
         return { kind: 'ask', result: this.reask(state, args, view, state.round) }
@@ -163,16 +141,16 @@ export class McpConfirmations {
   }
 
   private reask(state: RequestState, args: unknown, view: ConfirmationView, round: number): InputRequiredResult {
-    const base = { kind: 'confirm' as const, tool: state.tool, arguments: args, callId: state.callId, id: state.id, principal: state.principal, ...(state.link === undefined ? {} : { link: state.link }) }
+    const base = { kind: 'confirm' as const, tool: state.tool, arguments: args, callId: state.callId, id: state.id, principal: state.principal }
     return this.request(view, round, base)
   }
 
   private request(
     view: ConfirmationView,
     round: number,
-    base: { kind: 'confirm'; tool: string; arguments: unknown; callId: string; id: string; principal: string; link?: string },
+    base: { kind: 'confirm'; tool: string; arguments: unknown; callId: string; id: string; principal: string },
   ): InputRequiredResult {
-    const request = confirmationInputRequest(view, base.link === undefined ? 'form' : 'url', base.link)
+    const request = confirmationInputRequest(view, 'form')
     return inputRequired({ inputRequests: { [inputKey('confirm', round)]: request as InputRequest }, requestState: this.codec.seal({ ...base, round }) })
   }
 }

@@ -351,7 +351,7 @@ class CallSinks<E extends 'progress' | 'log'> {
  */
 export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ServerWiring = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
-  const confirmations = new McpConfirmations(tm, options.confirmations === 'refuse' ? undefined : options.confirmationLink, wiring)
+  const confirmations = new McpConfirmations(tm, wiring)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
   const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
   const toolList = toolListOf(tm)
