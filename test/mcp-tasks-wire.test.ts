@@ -108,6 +108,22 @@ describe('tasks through serveHttp on a MemoryStore', () => {
   })
 })
 
+describe('serveHttp on a store without tasks', () => {
+  it('says so once through onError and does not advertise the extension', async () => {
+    const store = new MemoryStore()
+    const bare = Object.assign(Object.create(store) as ToolStore, { tasks: undefined })
+    const errors: string[] = []
+    const served = await serveHttp(manager(bare, [], 'A'), { store: bare, approvalSecret: SECRET, onError: (e) => errors.push(e.message) })
+    try {
+      const discover = await rpc(served.url, 'server/discover', { _meta: meta(true) }, 'server/discover')
+      expect(discover.result.capabilities.extensions).toBeUndefined()
+      expect(errors).toEqual(['toolwire: this store has no tasks support: tasks are off'])
+    } finally {
+      await served.close()
+    }
+  })
+})
+
 describe.skipIf(PG_URL === undefined)('tasks across two instances on PostgreSQL', () => {
   const runs: string[] = []
   const stores: ToolStore[] = []

@@ -334,8 +334,10 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   `-32602` (`UnknownToolError`), and so are malformed params. Invalid arguments, refusals
  *   and tool failures are `isError: true` results.
  * - A call that needs confirmation asks the user through elicitation when a 2025 client with a
- *   session declared it (then `tm.confirm` runs or denies it); otherwise (2026-07-28 clients
- *   included) it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
+ *   session declared it (then `tm.confirm` runs or denies it); a 2026-07-28 client that declared
+ *   form elicitation gets `input_required` and a sealed `requestState` (input-required.ts), and
+ *   one that declared the tasks extension a task (task-handlers.ts, with `wiring.tasks`);
+ *   otherwise it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
  * - Cancellation (`notifications/cancelled`, or a closed 2026-07-28 response stream) aborts the
  *   call's signal; `ctx.reportProgress` becomes `notifications/progress` when the request
  *   carried a `_meta.progressToken` (non-increasing progress values are dropped).
@@ -346,8 +348,8 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
  * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
- *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
- *   (no task is ever created: the extension is not advertised).
+ *   that did not declare the `io.modelcontextprotocol/tasks` extension; with `wiring.tasks` the
+ *   extension is advertised and they go to `McpTasks`, else every task is "Task not found".
  */
 export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ServerWiring = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
