@@ -9,15 +9,14 @@ import { createRequire } from 'node:module'
 import type { Ajv } from 'ajv'
 import {
   isCallToolResult,
-  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   type CallToolResult,
+  type InputRequiredResult,
   type jsonSchemaValidator,
   type McpServerFactory,
   type ServerContext,
-  type StandardSchemaV1,
   type Tool,
 } from '@modelcontextprotocol/server'
 import { toMcp } from '../render/mcp.js'
@@ -35,11 +34,23 @@ import {
   MCP_UNTRUSTED_CONTENT_META_KEY,
   type ServableManager,
 } from './meta.js'
-import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASK_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
+import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
 import { toolwireVersion } from './module.js'
 import type { ConfirmationLinkInput } from './confirm-page.js'
 import { checkOptions, isBoolean, isFunction, isOneOf, isString, isWaitMs, type OptionRules } from './options.js'
 import { traceContextOf } from '../observe/trace-context.js'
+import { McpConfirmations, type ConfirmationWiring } from './input-required.js'
+import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
+import type { McpTasks } from './tasks.js'
+
+/** What `serveHttp` hands a server factory beyond the options: confirmations' secret and principal, and the tasks. @internal */
+export interface ServerWiring extends ConfirmationWiring {
+  /** The tasks extension on the manager's store (2026-07-28 only); absent: not advertised. */
+  readonly tasks?: McpTasks
+  /** `taskOwner` of the bearer token (`''` without one). */
+  readonly owner?: string
+}
+import type { RequestState } from './request-state.js'
 
 export {
   MCP_CALL_ID_META_KEY,
@@ -271,16 +282,6 @@ function checkedResult(result: CallToolResult): CallToolResult {
 /** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
 export type McpEra = 'modern' | 'legacy'
 
-/** A Standard Schema that passes any params (the `tasks/*` handlers read them themselves). */
-const anyParams: StandardSchemaV1 = { '~standard': { version: 1, vendor: 'toolwire', validate: (value) => ({ value }) } }
-
-/** Whether this modern request declared the tasks extension in its envelope's client capabilities. */
-function declaresTasks(ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
-  const extensions = (envelope?.[MCP_ENVELOPE_KEYS.clientCapabilities] as { extensions?: Record<string, unknown> } | undefined)?.extensions
-  return typeof extensions === 'object' && extensions !== null && MCP_TASKS_EXTENSION in extensions
-}
-
 /**
  * The `tools/list` entries of `tm`, sorted by name, built once for each set of registered
  * tools (the same definitions in the same order answer the list already built).
@@ -333,8 +334,10 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   `-32602` (`UnknownToolError`), and so are malformed params. Invalid arguments, refusals
  *   and tool failures are `isError: true` results.
  * - A call that needs confirmation asks the user through elicitation when a 2025 client with a
- *   session declared it (then `tm.confirm` runs or denies it); otherwise (2026-07-28 clients
- *   included) it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
+ *   session declared it (then `tm.confirm` runs or denies it); a 2026-07-28 client that declared
+ *   form elicitation gets `input_required` and a sealed `requestState` (input-required.ts), and
+ *   one that declared the tasks extension a task (task-handlers.ts, with `wiring.tasks`);
+ *   otherwise it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
  * - Cancellation (`notifications/cancelled`, or a closed 2026-07-28 response stream) aborts the
  *   call's signal; `ctx.reportProgress` becomes `notifications/progress` when the request
  *   carried a `_meta.progressToken` (non-increasing progress values are dropped).
@@ -345,18 +348,19 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
  * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
- *   that did not declare the `io.modelcontextprotocol/tasks` extension, else "Task not found"
- *   (no task is ever created: the extension is not advertised).
+ *   that did not declare the `io.modelcontextprotocol/tasks` extension; with `wiring.tasks` the
+ *   extension is advertised and they go to `McpTasks`, else every task is "Task not found".
  */
-export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
+export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ServerWiring = {}): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
+  const confirmations = new McpConfirmations(tm, wiring)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
   const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
   const toolList = toolListOf(tm)
   const progressSinks = new CallSinks(tm, 'progress')
   const logSinks = new CallSinks(tm, 'log')
 
-  const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult> => {
+  const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
     const problem = callParamsProblem(request.params)
     if (problem !== undefined) throw new InvalidCallParamsError(problem)
     const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
@@ -385,7 +389,31 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
       const idempotencyKey = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY] ?? requestMeta?.[MCP_IDEMPOTENCY_KEY_META_KEY]
       const callOptions: CallOptions = idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }
       // the request's _meta traceparent/tracestate/baggage parent the call's span (issue #22 Deliver 4)
-      let view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
+      const state = era === 'modern' ? ctx.mcpReq.requestState<RequestState>() : undefined
+      let view: CallResult
+      let replayed = false
+      if (state !== undefined) {
+        // a retry of a call that asked for confirmation (2026-07-28): nothing runs unless it is approved
+        const answered = await confirmations.answer(ctx, name, args, state)
+        if (answered.kind === 'ask') return answered.result
+        view = answered.view
+        replayed = answered.kind === 'result' && answered.replayed
+      } else if (era === 'modern' && wiring.tasks !== undefined && requestDeclaresTasks(ctx)) {
+        // a call that parks, or a long-running tool, becomes a task (before any MRTR answer)
+        const started = (detached: boolean): Promise<CallResult> => {
+          const { signal: _signal, ...rest } = callOptions
+          return tm.call(name, args, { ...(detached ? rest : callOptions), traceContext: traceContextOf(requestMeta) })
+        }
+        const answered = await callAsTask(wiring.tasks, tm, { tool: name, callId, owner: wiring.owner ?? '' }, started)
+        if ('task' in answered) return answered.task as unknown as CallToolResult
+        view = answered.view
+      } else {
+        view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
+      }
+      if (view.status === 'needs_confirmation' && era === 'modern' && options.confirmations !== 'refuse') {
+        const asked = confirmations.ask(ctx, name, args, callId, view)
+        if (asked !== undefined) return asked
+      }
       if (view.status === 'needs_confirmation') {
         const answered = era === 'legacy' ? await confirmThroughElicitation(server, tm, name, view, options, ctx) : undefined
         if (answered === undefined) {
@@ -397,7 +425,7 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
         view = answered
       }
       const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
-      if (view.replayed === true) meta[MCP_REPLAYED_META_KEY] = true
+      if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
     } finally {
       progressSinks.delete(callId)
@@ -409,21 +437,20 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
     const era: McpEra = ctx.era
     const server = new Server(info, {
       // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
-      capabilities: era === 'modern' ? { tools: { listChanged: false }, logging: {} } : { tools: { listChanged: false } },
+      capabilities:
+        era === 'legacy'
+          ? { tools: { listChanged: false } }
+          : wiring.tasks === undefined
+            ? { tools: { listChanged: false }, logging: {} }
+            : { tools: { listChanged: false }, logging: {}, extensions: { [MCP_TASKS_EXTENSION]: {} } },
       jsonSchemaValidator: sharedElicitationValidator,
+      requestState: { verify: confirmations.codec.verify },
       cacheHints: { 'tools/list': hint, 'server/discover': hint },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     })
     server.setRequestHandler('tools/list', () => ({ tools: toolList().tools }))
     server.setRequestHandler('tools/call', (request, c) => callTool(server, era, request, c))
-    if (era === 'modern') {
-      for (const method of MCP_TASK_METHODS) {
-        server.setRequestHandler(method, { params: anyParams }, (_params, c) => {
-          if (!declaresTasks(c)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [MCP_TASKS_EXTENSION]: {} } } })
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found')
-        })
-      }
-    }
+    if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring.owner ?? '')
     return server
   }
 }

@@ -1,0 +1,104 @@
+// Confirmations as MRTR (MCP 2026-07-28) across two serveHttp instances on one PostgreSQL
+// store sharing an approval secret: the input_required answer of instance A, retried on
+// instance B with the approval, runs the tool once; the same retry sent to A then answers the
+// recorded result (`toolwire/replayed`) and runs nothing. Frames checked against the schema.
+// Without TOOLWIRE_PG_URL the case is skipped with the reason printed (under CI=true it fails).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { ToolManager } from '../src/runtime/manager.js'
+import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
+import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
+import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
+
+const CI = process.env.CI === 'true'
+const PG_URL = process.env.TOOLWIRE_PG_URL
+const SECRET = 'mrtr-instances-approval-secret-0123456789'
+const STORE_KEY = 'b'.repeat(64)
+if (PG_URL === undefined) {
+  const reason = 'TOOLWIRE_PG_URL is not set (start one with: eval "$(bash scripts/postgres.sh start)")'
+  if (CI) throw new Error(`mcp-mrtr-instances: PostgreSQL is required under CI=true: ${reason}`)
+  console.log(`mcp-mrtr-instances: skipped: ${reason}`)
+}
+const schemas = frameSchemas()
+
+function manager(store: ToolStore, runs: string[], name: string): ToolManager {
+  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY })
+  tm.register({
+    name: 'pay',
+    inputSchema: { type: 'object', properties: { invoice: { type: 'string' } }, required: ['invoice'] },
+    needsConfirmation: true,
+    run: ({ invoice }: { invoice: string }) => (runs.push(`${invoice}@${name}`), { paid: invoice }),
+  })
+  return tm
+}
+
+const checked: Promise<void>[] = []
+function validatingFetch(): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init)
+    const method = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined
+    if (method === 'tools/call' && schemas !== undefined) {
+      const copy = response.clone()
+      checked.push(
+        copy.text().then((text) => {
+          for (const frame of framesOf(text, copy.headers.get('content-type'))) {
+            const result = (frame as { result?: { resultType?: string } }).result
+            const def = result === undefined ? undefined : result.resultType === 'input_required' ? 'InputRequiredResult' : 'CallToolResult'
+            expect(schemas.frameErrors('modern', frame, def), JSON.stringify(frame).slice(0, 400)).toEqual([])
+          }
+        }),
+      )
+    }
+    return response
+  }
+}
+
+describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances on PostgreSQL', () => {
+  const runs: string[] = []
+  let storeA: ToolStore
+  let storeB: ToolStore
+  let a: HttpMcpServer
+  let b: HttpMcpServer
+  beforeAll(async () => {
+    const schema = `tw_mrtr_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
+    storeA = await openPostgresStore({ connectionString: PG_URL!, schema })
+    storeB = await openPostgresStore({ connectionString: PG_URL!, schema })
+    a = await serveHttp(manager(storeA, runs, 'A'), { store: storeA, approvalSecret: SECRET })
+    b = await serveHttp(manager(storeB, runs, 'B'), { store: storeB, approvalSecret: SECRET })
+  })
+  afterAll(async () => {
+    await Promise.all(checked)
+    await a?.close()
+    await b?.close()
+    await storeA?.close()
+    await storeB?.close()
+  })
+
+  const client = async (url: string): Promise<Client> => {
+    const c = new Client({ name: 'mrtr', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
+    await c.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: validatingFetch() }))
+    return c
+  }
+
+  it('asked on A, approved on B: runs once; the same retry on A answers the recorded result', async () => {
+    const ca = await client(a.url)
+    const cb = await client(b.url)
+    try {
+      const args = { invoice: 'INV-7' }
+      const first = (await ca.callTool({ name: 'pay', arguments: args }, { allowInputRequired: true })) as unknown as { resultType: string; requestState: string }
+      expect(first.resultType).toBe('input_required')
+      const retry = { name: 'pay', arguments: args, inputResponses: { 'toolwire.confirm': { action: 'accept', content: { approve: true } } }, requestState: first.requestState }
+      const onB = await cb.callTool(retry as never)
+      expect(onB).toMatchObject({ isError: false, structuredContent: { paid: 'INV-7' } })
+      expect(runs).toEqual(['INV-7@B'])
+      const onA = await ca.callTool(retry as never)
+      expect(onA).toMatchObject({ isError: false, structuredContent: { paid: 'INV-7' } })
+      expect(onA._meta?.['toolwire/replayed']).toBe(true)
+      expect(runs).toEqual(['INV-7@B'])
+    } finally {
+      await ca.close()
+      await cb.close()
+    }
+  })
+})

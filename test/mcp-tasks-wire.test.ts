@@ -1,0 +1,147 @@
+// The tasks extension through serveHttp (MCP 2026-07-28): raw JSON-RPC frames, since the SDK v2
+// client rejects `resultType: "task"` from callTool. A call that needs confirmation from a
+// request declaring io.modelcontextprotocol/tasks answers a task in input_required; tasks/update
+// with the approval completes it, the tool ran once; tasks/get without the extension is -32021.
+// On one MemoryStore, and across two instances on one PostgreSQL store (skipped with the reason
+// printed without TOOLWIRE_PG_URL; failing under CI=true). Frames checked against the schema.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ToolManager } from '../src/runtime/manager.js'
+import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
+import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
+import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
+
+const CI = process.env.CI === 'true'
+const PG_URL = process.env.TOOLWIRE_PG_URL
+const SECRET = 'tasks-wire-approval-secret-0123456789'
+const STORE_KEY = 'c'.repeat(64)
+if (PG_URL === undefined) {
+  const reason = 'TOOLWIRE_PG_URL is not set (start one with: eval "$(bash scripts/postgres.sh start)")'
+  if (CI) throw new Error(`mcp-tasks-wire: PostgreSQL is required under CI=true: ${reason}`)
+  console.log(`mcp-tasks-wire: the PostgreSQL case is skipped: ${reason}`)
+}
+const schemas = frameSchemas()
+
+function manager(store: ToolStore, runs: string[], name: string): ToolManager {
+  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY })
+  tm.register({
+    name: 'pay',
+    inputSchema: { type: 'object', properties: { invoice: { type: 'string' } }, required: ['invoice'] },
+    needsConfirmation: true,
+    run: ({ invoice }: { invoice: string }) => (runs.push(`${invoice}@${name}`), { paid: invoice }),
+  })
+  return tm
+}
+
+function meta(tasks: boolean): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION,
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': tasks ? { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } : { elicitation: { form: {} } },
+  }
+}
+
+let seq = 0
+/** Posts one 2026-07-28 request; its single answer frame, checked against the schema. */
+async function rpc(url: string, method: string, params: Record<string, unknown>, name: string, resultDef?: string): Promise<Record<string, any>> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_PROTOCOL_VERSION, 'mcp-method': method, 'mcp-name': name },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
+  })
+  const frames = framesOf(await response.text(), response.headers.get('content-type'))
+  expect(frames).toHaveLength(1)
+  const frame = frames[0] as Record<string, any>
+  if (schemas !== undefined) expect(schemas.frameErrors('modern', frame, frame.error === undefined ? resultDef : undefined), JSON.stringify(frame).slice(0, 400)).toEqual([])
+  return frame
+}
+
+async function settle(url: string, taskId: string): Promise<Record<string, any>> {
+  for (let i = 0; i < 200; i++) {
+    const got = await rpc(url, 'tasks/get', { taskId, _meta: meta(true) }, taskId)
+    if (got.result?.status !== 'working') return got
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error('the task never settled')
+}
+
+async function scenario(first: HttpMcpServer, second: HttpMcpServer, runs: string[], invoice: string, ranOn: string): Promise<void> {
+  const called = await rpc(first.url, 'tools/call', { name: 'pay', arguments: { invoice }, _meta: meta(true) }, 'pay')
+  expect(called.result).toMatchObject({ resultType: 'task', status: 'input_required' })
+  const taskId = called.result.taskId as string
+  expect(runs).toEqual([])
+  // without the extension: -32021
+  const undeclared = await rpc(second.url, 'tasks/get', { taskId, _meta: meta(false) }, taskId)
+  expect(undeclared.error?.code).toBe(-32021)
+  const waiting = await rpc(second.url, 'tasks/get', { taskId, _meta: meta(true) }, taskId)
+  expect(waiting.result.status).toBe('input_required')
+  const key = Object.keys(waiting.result.inputRequests)[0]!
+  expect(key).toBe('confirm-1')
+  const ack = await rpc(second.url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: meta(true) }, taskId)
+  expect(ack.result, JSON.stringify(ack)).toMatchObject({ resultType: 'complete' })
+  const done = await settle(second.url, taskId)
+  expect(done.result).toMatchObject({ status: 'completed', result: { isError: false, structuredContent: { paid: invoice } } })
+  // the same answer again changes nothing: it ran once
+  await rpc(first.url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: meta(true) }, taskId)
+  await second.close()
+  expect(runs).toEqual([`${invoice}@${ranOn}`])
+  // an unknown task is not found
+  const unknown = await rpc(first.url, 'tasks/get', { taskId: 'twt_nope', _meta: meta(true) }, 'twt_nope')
+  expect(unknown.error).toMatchObject({ code: -32602 })
+}
+
+describe('tasks through serveHttp on a MemoryStore', () => {
+  const runs: string[] = []
+  let served: HttpMcpServer
+  let other: HttpMcpServer
+  beforeAll(async () => {
+    const store = new MemoryStore()
+    served = await serveHttp(manager(store, runs, 'A'), { store, approvalSecret: SECRET })
+    other = served
+  })
+  afterAll(() => served.close())
+
+  it('advertises the extension; a confirmation becomes a task; tasks/update approves it; it completes, ran once', async () => {
+    const discover = await rpc(served.url, 'server/discover', { _meta: meta(true) }, 'server/discover')
+    expect(discover.result.capabilities.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} })
+    await scenario(served, { url: other.url, close: async () => undefined } as HttpMcpServer, runs, 'INV-1', 'A')
+  })
+})
+
+describe('serveHttp on a store without tasks', () => {
+  it('says so once through onError and does not advertise the extension', async () => {
+    const store = new MemoryStore()
+    const bare = Object.assign(Object.create(store) as ToolStore, { tasks: undefined })
+    const errors: string[] = []
+    const served = await serveHttp(manager(bare, [], 'A'), { store: bare, approvalSecret: SECRET, onError: (e) => errors.push(e.message) })
+    try {
+      const discover = await rpc(served.url, 'server/discover', { _meta: meta(true) }, 'server/discover')
+      expect(discover.result.capabilities.extensions).toBeUndefined()
+      expect(errors).toEqual(['toolwire: this store has no tasks support: tasks are off'])
+    } finally {
+      await served.close()
+    }
+  })
+})
+
+describe.skipIf(PG_URL === undefined)('tasks across two instances on PostgreSQL', () => {
+  const runs: string[] = []
+  const stores: ToolStore[] = []
+  let a: HttpMcpServer
+  let b: HttpMcpServer
+  beforeAll(async () => {
+    const schema = `tw_tasksw_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
+    stores.push(await openPostgresStore({ connectionString: PG_URL!, schema }), await openPostgresStore({ connectionString: PG_URL!, schema }))
+    a = await serveHttp(manager(stores[0]!, runs, 'A'), { store: stores[0]!, approvalSecret: SECRET })
+    b = await serveHttp(manager(stores[1]!, runs, 'B'), { store: stores[1]!, approvalSecret: SECRET })
+  })
+  afterAll(async () => {
+    await a?.close()
+    await b?.close()
+    for (const s of stores) await s.close()
+  })
+
+  it('a task made on A, answered on B: completes, the tool ran once (on B)', async () => {
+    await scenario(a, b, runs, 'INV-2', 'B')
+  })
+})
