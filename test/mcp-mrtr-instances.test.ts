@@ -9,7 +9,7 @@ import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
-import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
+import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
 const CI = process.env.CI === 'true'
 const PG_URL = process.env.TOOLWIRE_PG_URL
@@ -34,25 +34,6 @@ function manager(store: ToolStore, runs: string[], name: string): ToolManager {
 }
 
 const checked: Promise<void>[] = []
-function validatingFetch(): typeof fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init)
-    const method = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined
-    if (method === 'tools/call' && schemas !== undefined) {
-      const copy = response.clone()
-      checked.push(
-        copy.text().then((text) => {
-          for (const frame of framesOf(text, copy.headers.get('content-type'))) {
-            const result = (frame as { result?: { resultType?: string } }).result
-            const def = result === undefined ? undefined : result.resultType === 'input_required' ? 'InputRequiredResult' : 'CallToolResult'
-            expect(schemas.frameErrors('modern', frame, def), JSON.stringify(frame).slice(0, 400)).toEqual([])
-          }
-        }),
-      )
-    }
-    return response
-  }
-}
 
 describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances on PostgreSQL', () => {
   const runs: string[] = []
@@ -77,7 +58,7 @@ describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances o
 
   const client = async (url: string): Promise<Client> => {
     const c = new Client({ name: 'mrtr', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
-    await c.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: validatingFetch() }))
+    await c.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: validatingFetch(schemas, checked) }))
     return c
   }
 

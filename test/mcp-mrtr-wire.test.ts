@@ -11,7 +11,7 @@ import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { serveStdio } from '../src/mcp/stdio.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
-import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
+import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
 const schemas = frameSchemas()
 
@@ -22,27 +22,6 @@ function manager(): { tm: ToolManager; runs: { remove: number } } {
   return { tm, runs }
 }
 
-/** A fetch that validates each POST's answer frames against the 2026-07-28 schema. */
-function validatingFetch(checked: Promise<void>[]): typeof fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init)
-    const method = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined
-    if (method === 'tools/call' && schemas !== undefined) {
-      const copy = response.clone()
-      checked.push(
-        copy.text().then((text) => {
-          for (const frame of framesOf(text, copy.headers.get('content-type'))) {
-            const result = (frame as { result?: { resultType?: string } }).result
-            const def = result === undefined ? undefined : result.resultType === 'input_required' ? 'InputRequiredResult' : 'CallToolResult'
-            expect(schemas.frameErrors('modern', frame, def), JSON.stringify(frame).slice(0, 400)).toEqual([])
-            seenFrames.push(frame)
-          }
-        }),
-      )
-    }
-    return response
-  }
-}
 
 type Connect = (client: Client) => Promise<void>
 
@@ -142,7 +121,7 @@ suite('HTTP', async () => {
   const served: HttpMcpServer = await serveHttp(tm, { confirmPage: false })
   return {
     runs,
-    connect: (c) => c.connect(new StreamableHTTPClientTransport(new URL(served.url), { fetch: validatingFetch(checked) })),
+    connect: (c) => c.connect(new StreamableHTTPClientTransport(new URL(served.url), { fetch: validatingFetch(schemas, checked, seenFrames) })),
     close: async () => {
       await Promise.all(checked)
       // the input_required, the refused-state error and the results were all seen and checked
