@@ -2,7 +2,7 @@
  * A run reported as `outcome_unknown` says WHICH action to verify: the idempotency ledger keeps
  * the call's input (its sensitive fields redacted, as evidence records are), and the sweep and a
  * retry that finds the lease run out write it into the evidence record. On every store (memory,
- * SQLite, PostgreSQL with TOOLWIRE_PG_URL); a store of the previous schema (2) is migrated on
+ * SQLite, PostgreSQL with TOOLWIRE_PG_URL); a store of schema 2 is migrated on
  * open and its old rows sweep with input null; a release that comes after the lease ran out is
  * reported as an `error` event.
  */
@@ -175,21 +175,21 @@ for (const kind of kinds) {
       expect(errors[0]!.tool).toBe('charge')
     })
 
-    it.runIf(kind.durable)(`a store of the previous schema (${SCHEMA_VERSION - 1}) is migrated on open; its old rows sweep with input null`, async () => {
+    it.runIf(kind.durable)(`a store of schema 2 (before the ledger kept inputs) is migrated to ${SCHEMA_VERSION} on open; its old rows sweep with input null`, async () => {
       const clock: Clock = { t: Date.now() }
       const place = kind.place()
-      // the database as the previous toolwire made it: its migrations, no input column in the ledger
+      // the database as toolwire's schema 2 made it: its migrations, no input column in the ledger
       const dialect: Dialect =
         kind.name === 'sqlite'
           ? { int: 'INTEGER', serial: 'INTEGER', order: 'rowid', nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)` }
           : { int: 'BIGINT', serial: 'BIGSERIAL', order: 'seq', nowMs: 'CAST(EXTRACT(EPOCH FROM now()) * 1000 AS BIGINT)' }
-      const previous = migrations(dialect).filter((m) => m.version < SCHEMA_VERSION)
+      const previous = migrations(dialect).filter((m) => m.version <= 2)
       expect(previous.map((m) => m.version)).toEqual([1, 2])
       await kind.exec(place, [
         ...(kind.name === 'postgres' ? [`CREATE SCHEMA "${place}"`] : []),
         `CREATE TABLE toolwire_meta (name TEXT PRIMARY KEY, version ${dialect.int} NOT NULL)`,
         ...previous.flatMap((m) => m.statements),
-        `INSERT INTO toolwire_meta (name, version) VALUES ('schema', ${SCHEMA_VERSION - 1})`,
+        `INSERT INTO toolwire_meta (name, version) VALUES ('schema', 2)`,
         // a run in flight when the old process died, its lease run out
         `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at)
          VALUES ('["c","charge","old-call\\u0000x"]', '', 'old-call', 'in_flight', 't', ${clock.t - 1}, ${clock.t - LEASE})`,
