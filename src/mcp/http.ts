@@ -29,7 +29,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
-import { callParamsError, createMcpServerFactory, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { callParamsError, wiredServerFactory, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
 import {
   checkOptions,
@@ -421,7 +421,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
   const tasks = openTasks(tm, options.store, onError)
-  const factory: McpServerFactory = createMcpServerFactory(tm, serverOptions, {
+  const factory: McpServerFactory = wiredServerFactory(tm, serverOptions, {
     ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(tasks === undefined ? {} : { tasks }),

@@ -348,10 +348,15 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
  * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
- *   that did not declare the `io.modelcontextprotocol/tasks` extension; with `wiring.tasks` the
- *   extension is advertised and they go to `McpTasks`, else every task is "Task not found".
+ *   that did not declare the `io.modelcontextprotocol/tasks` extension; `serveHttp` on a store with
+ *   tasks advertises the extension and serves them, else every task is "Task not found".
  */
-export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}, wiring: ServerWiring = {}): McpServerFactory {
+export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
+  return wiredServerFactory(tm, options, {})
+}
+
+/** {@link createMcpServerFactory} with what `serveHttp` adds (the approval secret, the principal, the tasks). @internal */
+export function wiredServerFactory(tm: ServableManager, options: McpServerOptions, wiring: ServerWiring): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
   const confirmations = new McpConfirmations(tm, wiring)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
