@@ -5,32 +5,20 @@
 // Without TOOLWIRE_PG_URL the case is skipped with the reason printed (under CI=true it fails).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { ToolManager } from '../src/runtime/manager.js'
+import type { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
+import { payManager, postgresUrl } from './fixtures/mcp/instances.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
-const CI = process.env.CI === 'true'
-const PG_URL = process.env.TOOLWIRE_PG_URL
+const PG_URL = postgresUrl('mcp-mrtr-instances')
 const SECRET = 'mrtr-instances-approval-secret-0123456789'
 const STORE_KEY = 'b'.repeat(64)
-if (PG_URL === undefined) {
-  const reason = 'TOOLWIRE_PG_URL is not set (start one with: eval "$(bash scripts/postgres.sh start)")'
-  if (CI) throw new Error(`mcp-mrtr-instances: PostgreSQL is required under CI=true: ${reason}`)
-  console.log(`mcp-mrtr-instances: skipped: ${reason}`)
-}
 const schemas = frameSchemas()
 
 function manager(store: ToolStore, runs: string[], name: string): ToolManager {
-  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY })
-  tm.register({
-    name: 'pay',
-    inputSchema: { type: 'object', properties: { invoice: { type: 'string' } }, required: ['invoice'] },
-    needsConfirmation: true,
-    run: ({ invoice }: { invoice: string }) => (runs.push(`${invoice}@${name}`), { paid: invoice }),
-  })
-  return tm
+  return payManager(store, runs, name, SECRET, STORE_KEY)
 }
 
 const checked: Promise<void>[] = []

@@ -5,32 +5,20 @@
 // On one MemoryStore, and across two instances on one PostgreSQL store (skipped with the reason
 // printed without TOOLWIRE_PG_URL; failing under CI=true). Frames checked against the schema.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ToolManager } from '../src/runtime/manager.js'
+import type { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
+import { payManager, postgresUrl } from './fixtures/mcp/instances.js'
 import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
 
-const CI = process.env.CI === 'true'
-const PG_URL = process.env.TOOLWIRE_PG_URL
+const PG_URL = postgresUrl('mcp-tasks-wire')
 const SECRET = 'tasks-wire-approval-secret-0123456789'
 const STORE_KEY = 'c'.repeat(64)
-if (PG_URL === undefined) {
-  const reason = 'TOOLWIRE_PG_URL is not set (start one with: eval "$(bash scripts/postgres.sh start)")'
-  if (CI) throw new Error(`mcp-tasks-wire: PostgreSQL is required under CI=true: ${reason}`)
-  console.log(`mcp-tasks-wire: the PostgreSQL case is skipped: ${reason}`)
-}
 const schemas = frameSchemas()
 
 function manager(store: ToolStore, runs: string[], name: string): ToolManager {
-  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY })
-  tm.register({
-    name: 'pay',
-    inputSchema: { type: 'object', properties: { invoice: { type: 'string' } }, required: ['invoice'] },
-    needsConfirmation: true,
-    run: ({ invoice }: { invoice: string }) => (runs.push(`${invoice}@${name}`), { paid: invoice }),
-  })
-  return tm
+  return payManager(store, runs, name, SECRET, STORE_KEY)
 }
 
 function meta(tasks: boolean): Record<string, unknown> {
