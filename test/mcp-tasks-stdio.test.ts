@@ -2,20 +2,22 @@
 // as serveHttp does. The SDK v2 client pinned to 2026-07-28, declaring the extension, over an
 // in-process stdio pair: server/discover advertises it; a call that needs confirmation answers a
 // task; tasks/get shows input_required; tasks/update approves; the task completes and the tool
-// ran once. Every frame the server sends is checked against the 2026-07-28 schema and the
-// SEP-2663 fixture (test/fixtures/mcp/frames.ts).
+// ran once; also across two instances on one PostgreSQL store (skipped with the reason printed
+// without TOOLWIRE_PG_URL; failing under CI=true). Every frame the server sends is checked
+// against the 2026-07-28 schema and the SEP-2663 fixture (test/fixtures/mcp/frames.ts).
 import { PassThrough } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/client'
 import type { StandardSchemaV1 } from '@modelcontextprotocol/client'
 import { serveStdio, type StdioMcpServer } from '../src/mcp/stdio.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
-import { MemoryStore, type ToolStore } from '../src/runtime/store/index.js'
-import { payManager } from './fixtures/mcp/instances.js'
+import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import { payManager, postgresUrl } from './fixtures/mcp/instances.js'
 import { frameSchemas } from './fixtures/mcp/frames.js'
 import { pipeTransport, taskHandleAsResult } from './fixtures/mcp/pipe.js'
 
 const schemas = frameSchemas()
+const PG_URL = postgresUrl('mcp-tasks-stdio')
 const SECRET = 'tasks-stdio-approval-secret-0123456789'
 const STORE_KEY = 'd'.repeat(64)
 const TASKS = { 'io.modelcontextprotocol/tasks': {} }
@@ -33,10 +35,10 @@ afterAll(async () => {
 })
 
 /** serveStdio on `store` and a pinned SDK v2 client declaring `capabilities`; the server's frames (with the method they answer) land in `frames`. */
-async function connect(store: ToolStore, runs: string[], capabilities: Record<string, unknown>, onError?: (e: Error) => void) {
+async function connect(store: ToolStore, runs: string[], capabilities: Record<string, unknown>, onError?: (e: Error) => void, name = 'stdio') {
   const toServer = new PassThrough()
   const toClient = new PassThrough()
-  const tm = payManager(store, runs, 'stdio', SECRET, STORE_KEY)
+  const tm = payManager(store, runs, name, SECRET, STORE_KEY)
   servers.push(await serveStdio(tm, { stdin: toServer, stdout: toClient, store, ...(onError === undefined ? {} : { onError }) }))
   const frames: { frame: Record<string, unknown>; method: string | undefined }[] = []
   const c = new Client({ name: 'tasks-stdio', version: '1' }, { capabilities, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } } })
@@ -101,5 +103,38 @@ describe('tasks over stdio (serveStdio with a store that has tasks)', () => {
     const { c } = await connect(bare, [], { extensions: TASKS }, (e) => errors.push(e.message))
     expect(c.getServerCapabilities()?.extensions).toBeUndefined()
     expect(errors).toEqual(['toolwire: this store has no tasks support: tasks are off'])
+  })
+})
+
+describe.skipIf(PG_URL === undefined)('tasks over stdio: two instances on one PostgreSQL store', () => {
+  it('a task made on A, polled and answered on B alternately: completes, the tool ran once (on B)', async () => {
+    const schema = `tw_taskss_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
+    const stores = [await openPostgresStore({ connectionString: PG_URL!, schema }), await openPostgresStore({ connectionString: PG_URL!, schema })]
+    try {
+      const runs: string[] = []
+      const a = await connect(stores[0]!, runs, { extensions: TASKS }, undefined, 'A')
+      const b = await connect(stores[1]!, runs, { extensions: TASKS }, undefined, 'B')
+      const called = await a.c.callTool({ name: 'pay', arguments: { invoice: 'INV-S3' } })
+      const taskId = (called._meta?.['toolwire/task'] as { taskId: string }).taskId
+      expect((await b.c.request({ method: 'tasks/get', params: { taskId } }, anyResult)).status).toBe('input_required')
+      expect((await a.c.request({ method: 'tasks/get', params: { taskId } }, anyResult)).status).toBe('input_required')
+      await b.c.request({ method: 'tasks/update', params: { taskId, inputResponses: { 'confirm-1': { action: 'accept', content: { approve: true } } } } }, anyResult)
+      let done: Record<string, any> = { status: 'working' }
+      for (let i = 0; i < 400 && done.status === 'working'; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 5))
+        done = await (i % 2 === 0 ? a : b).c.request({ method: 'tasks/get', params: { taskId } }, anyResult)
+      }
+      expect(done).toMatchObject({ status: 'completed', result: { structuredContent: { paid: 'INV-S3' } } })
+      // the same answer on A: nothing runs again
+      await a.c.request({ method: 'tasks/update', params: { taskId, inputResponses: { 'confirm-1': { action: 'accept', content: { approve: true } } } } }, anyResult)
+      expect((await a.c.request({ method: 'tasks/get', params: { taskId } }, anyResult)).status).toBe('completed')
+      expect(runs).toEqual(['INV-S3@B'])
+      expectValid(a.frames)
+      expectValid(b.frames)
+    } finally {
+      for (const c of clients.splice(0)) await c.close()
+      for (const s of servers.splice(0)) await s.close()
+      for (const s of stores) await s.close()
+    }
   })
 })
