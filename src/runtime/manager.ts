@@ -652,15 +652,15 @@ export class ToolManager {
         const p = this.parked.get(id)
         return p === undefined
           ? undefined
-          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey, schema: p.schema }
+          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey, schema: p.schema, traceContext: p.options?.traceContext }
       },
       forget: (id) => {
         this.parked.delete(id)
       },
       tool: (name) => this.tools.get(name),
       checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey) => {
-        const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
+      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext) => {
+        const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),

@@ -21,6 +21,7 @@ import { signApproval, verifyApproval, type ApprovalClaims } from '../store/appr
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
 import type { ParkKind, ToolEntry } from '../types.js'
+import type { TraceContext } from '../../observe/trace-context.js'
 import { recordedResult } from './ledger.js'
 import {
   APPROVAL_INVALID,
@@ -199,6 +200,7 @@ export class Parking {
         readonly timeoutMs: number | undefined
         readonly idempotencyKey: string | undefined
         readonly schema?: PendingSchema | undefined
+        readonly traceContext?: TraceContext | undefined
       }
       let input: unknown
       if (local !== undefined && approve) {
@@ -262,7 +264,7 @@ export class Parking {
       }
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey)
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext)
       // before `finish`: whoever sees the call done finds its outcome recorded
       if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {
