@@ -8,16 +8,17 @@ import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdi
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
+import { StdioEra } from './stdio-era.js'
 import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServerFactory, type McpServerOptions } from './server.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { serveTasks } from './task-serving.js'
 import { checkOptions, isFunction, isObjectWith, isPositiveInteger, isWaitMs, pick, type OptionRules } from './options.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
-function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
+function errorFrame(code: number, message: string, id?: string | number, data?: unknown): JSONRPCMessage {
   const frame: Record<string, unknown> = { jsonrpc: '2.0' }
   if (id !== undefined) frame.id = id
-  frame.error = { code, message }
+  frame.error = data === undefined ? { code, message } : { code, message, data }
   return frame as JSONRPCMessage
 }
 
@@ -71,6 +72,8 @@ export class StdioLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
 
   private chunks: Buffer[] = []
+  /** Checks each request against the era the connection opened (stdio-era.ts). */
+  private readonly era = new StdioEra()
   private buffered = 0
   private discarding = false
   private started = false
@@ -180,6 +183,11 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(invalidParams.code, invalidParams.message, message.id))
       return
     }
+    const refused = this.era.check(message)
+    if (refused !== undefined) {
+      this.reply(errorFrame(refused.code, refused.message, message.id, refused.data))
+      return
+    }
     if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
     else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
     try {
@@ -269,7 +277,8 @@ export interface StdioMcpServer {
  * Serves `tm` over stdio until the input ends, in the era the first message picks: a
  * `server/discover` or a request carrying the 2026-07-28 `_meta` envelope serves 2026-07-28,
  * `initialize` (or any request without the envelope) serves 2025-11-25, for the connection's
- * lifetime. With a `store` that has tasks, a 2026-07-28 request declaring the tasks extension
+ * lifetime. On a 2026-07-28 connection every request must carry a valid envelope naming
+ * 2026-07-28 (stdio-era.ts), else `-32602` or `-32022`. With a `store` that has tasks, a 2026-07-28 request declaring the tasks extension
  * gets tasks as over HTTP (task-serving.ts). `closed` resolves when the connection is closed
  * (in-flight calls are then cancelled) and the task runs started here have recorded their outcome.
  */
