@@ -216,10 +216,15 @@ export class McpConfirmations {
       if (!request.fits) throw new ProtocolError(INVALID_REQUEST_STATE.code, INVALID_REQUEST_STATE.message, { ...INVALID_REQUEST_STATE.data })
       return { kind: 'ask', result: inputRequired({ inputRequests: { [inputKey('input', state.round)]: request.request as InputRequest }, requestState: this.codec.seal(this.init(call, state, state.round)) }) }
     }
+    const earlier = this.outcomes.get(state.id)
+    if (earlier !== undefined && refusedWith(earlier, REFUSALS.inputDeclined.code)) return { kind: 'declined', view: earlier }
     if (answer.kind === 'decline') {
-      // the suspension is abandoned: denied in the store (any instance); without one it stays parked until it expires, and never runs on
+      // the suspension is abandoned: denied in the store (any instance); without a store it stays parked
+      // until it expires, and this server answers every later retry of it declined: it never runs on
       await this.store?.deny(state.id).catch(() => false)
-      return { kind: 'declined', view: viewOf(ToolResult.failed(refusalError(REFUSALS.inputDeclined.code, REFUSALS.inputDeclined.message)), state.callId) }
+      const view = viewOf(ToolResult.failed(refusalError(REFUSALS.inputDeclined.code, REFUSALS.inputDeclined.message)), state.callId)
+      remember(this.outcomes, state.id, view)
+      return { kind: 'declined', view }
     }
     if (answer.kind !== 'input') return again()
     const view = await this.tm.resume(state.id, answer.content)
