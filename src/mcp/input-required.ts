@@ -128,6 +128,7 @@ export class McpConfirmations {
   private readonly links = new Map<string, ConfirmationLink>()
   /** confirmId → the `elicitationId` a 2025 URL request carried, for `notifications/elicitation/complete`. */
   private readonly elicitationIds = new Map<string, string>()
+  private listening = false
 
   constructor(
     private readonly tm: ServableManager,
@@ -166,6 +167,7 @@ export class McpConfirmations {
     if (mode === 'form') return this.request(call, view, { ...base, round: 1 })
     const link = this.options.confirmationLink!({ tool: call.tool, view })
     if (link === undefined) return undefined
+    this.listen()
     remember(this.links, view.confirmId, link)
     return this.request(call, view, { ...base, round: 1, link: link.url })
   }
@@ -304,6 +306,15 @@ export class McpConfirmations {
     } catch {
       return undefined
     }
+  }
+
+  /** Keeps the outcome of each decision made here another way (on the page), for a URL retry that comes after it. */
+  private listen(): void {
+    if (this.listening) return
+    this.listening = true
+    this.tm.on('confirmation', (event) => {
+      if (event.result !== undefined && this.links.has(event.confirmId)) remember(this.outcomes, event.confirmId, event.result)
+    })
   }
 
   /** The client capabilities of the request: the 2026 envelope's, or (2025) those its `initialize` declared. */
