@@ -129,6 +129,8 @@ export class McpConfirmations {
   /** confirmId → the `elicitationId` a 2025 URL request carried, for `notifications/elicitation/complete`. */
   private readonly elicitationIds = new Map<string, string>()
   private listening = false
+  /** confirmId → what stops a 2025 request's cancellation from denying it, once the answer came (`denyOnAbort`). */
+  private readonly abandon = new Map<string, () => void>()
 
   constructor(
     private readonly tm: ServableManager,
@@ -164,6 +166,8 @@ export class McpConfirmations {
     if (mode === 'none') return undefined
     remember(this.views, view.confirmId, view)
     const base = { kind: 'confirm' as const, tool: call.tool, arguments: call.args, callId: call.callId, id: view.confirmId, principal: this.principal }
+    // 2025: the shim holds the request open while the client answers; a request cancelled meanwhile denies the call
+    if (call.era === 'legacy') this.denyOnAbort(call.ctx.mcpReq.signal, view.confirmId)
     if (mode === 'form') return this.request(call, view, { ...base, round: 1 })
     const link = this.options.confirmationLink!({ tool: call.tool, view })
     if (link === undefined) return undefined
@@ -196,6 +200,7 @@ export class McpConfirmations {
     if (this.codec.check(state, { tool: call.tool, arguments: call.args, principal: this.principal }) !== undefined) {
       throw new ProtocolError(INVALID_REQUEST_STATE.code, INVALID_REQUEST_STATE.message, { ...INVALID_REQUEST_STATE.data })
     }
+    this.abandon.get(state.id)?.()
     const answer = readInputAnswer(call.ctx.mcpReq.inputResponses, inputKey(state.kind, state.round), expectedInputOf(state))
     if (state.kind === 'input') return this.answerInput(call, state, answer)
     switch (answer.kind) {
@@ -306,6 +311,20 @@ export class McpConfirmations {
     } catch {
       return undefined
     }
+  }
+
+  /** Denies confirmation `confirmId` if `signal` (its 2025 request's) aborts before the client's answer comes back. */
+  private denyOnAbort(signal: AbortSignal, confirmId: string): void {
+    if (signal.aborted) return
+    const onAbort = (): void => {
+      this.abandon.delete(confirmId)
+      void this.tm.confirm(confirmId, { approve: false }).catch(() => undefined)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    remember(this.abandon, confirmId, () => {
+      this.abandon.delete(confirmId)
+      signal.removeEventListener('abort', onAbort)
+    })
   }
 
   /** Keeps the outcome of each decision made here another way (on the page), for a URL retry that comes after it. */
