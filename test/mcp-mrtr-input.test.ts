@@ -7,6 +7,7 @@
 // elicitation, get today's isError answer. Every modern frame is checked against the 2026-07-28
 // schema. Across two instances on PostgreSQL (skipped without TOOLWIRE_PG_URL): asked on A,
 // answered on B, the tool continues once.
+import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js'
@@ -17,6 +18,10 @@ import { pending } from '../src/core/helpers.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
+import { serveStdio } from '../src/mcp/stdio.js'
+import { McpConfirmations, type AskedCall } from '../src/mcp/input-required.js'
+import type { ServableManager } from '../src/mcp/meta.js'
+import { pipeTransport } from './fixtures/mcp/pipe.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 import { postgresUrl } from './fixtures/mcp/instances.js'
 
@@ -44,6 +49,13 @@ function manager(runs: string[], options: ConstructorParameters<typeof ToolManag
       runs.push(`${input.app}:${env}${name}`)
       return { deployed: input.app, env }
     },
+  })
+  // a schema form elicitation cannot carry (a nested object)
+  tm.register({
+    name: 'configure',
+    inputSchema: { type: 'object' },
+    run: () => pending({ kind: 'input', prompt: 'Which settings?', schema: { type: 'object', properties: { db: { type: 'object', properties: { host: { type: 'string' } } } } } }),
+    resume: () => (runs.push('configured'), 'configured'),
   })
   return tm
 }
@@ -136,6 +148,13 @@ describe('pending input as MRTR (2026-07-28, HTTP)', () => {
     await expect(retry(c, { app: 'db' }, tampered, answer)).rejects.toMatchObject({ code: -32602 })
     await expect(retry(c, { app: 'other' }, first.requestState, answer)).rejects.toMatchObject({ code: -32602 })
     expect(runs.filter((r) => r.startsWith('db') || r.startsWith('other'))).toEqual([])
+  })
+
+  it('a schema that does not fit form elicitation (nested): the pending isError result, never a form', async () => {
+    const result = (await c.callTool({ name: 'configure', arguments: {} })) as CallToolResult
+    expect(result.isError).toBe(true)
+    expect(JSON.stringify(result.content)).toContain('Which settings?')
+    expect(runs).not.toContain('configured')
   })
 
   it('a client that declared no elicitation, or URL elicitation only, gets the pending isError result', async () => {
@@ -252,6 +271,7 @@ describe.skipIf(PG_URL === undefined)('pending input across two instances on Pos
       expect(onB).toMatchObject({ isError: false, structuredContent: { deployed: 'shared', env: 'staging' } })
       const onA = (await retry(ca, { app: 'shared' }, first.requestState, answer)) as CallToolResult
       expect(onA.isError).toBe(true)
+      expect(JSON.stringify(onA.content)).toContain('already answered')
       expect(runs).toEqual(['shared:staging@B'])
     } finally {
       await ca.close()
@@ -273,5 +293,64 @@ describe.skipIf(PG_URL === undefined)('pending input across two instances on Pos
       await ca.close()
       await cb.close()
     }
+  })
+})
+
+describe('pending input over stdio', () => {
+  const runs: string[] = []
+  const tm = manager(runs)
+  const servers: { close(): Promise<void> }[] = []
+  afterAll(async () => {
+    for (const server of servers) await server.close()
+  })
+  const connect = async (c: Client): Promise<Client> => {
+    const toServer = new PassThrough()
+    const toClient = new PassThrough()
+    servers.push(await serveStdio(tm, { stdin: toServer, stdout: toClient }))
+    await c.connect(pipeTransport(toServer, toClient))
+    return c
+  }
+
+  for (const [era, negotiation] of [
+    ['2026-07-28', { versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } } }],
+    ['2025-11-25 (initialize)', {}],
+  ] as const) {
+    it(`${era}: the form reaches the client's elicitation handler, and its answer resumes the call once`, async () => {
+      const c = await connect(new Client({ name: 'stdio-input', version: '1' }, { capabilities: { elicitation: { form: {} } }, ...negotiation }))
+      try {
+        const asked: unknown[] = []
+        c.setRequestHandler('elicitation/create', async (req) => (asked.push(req.params), { action: 'accept', content: { env: 'staging' } }))
+        const result = (await c.callTool({ name: 'deploy', arguments: { app: `stdio-${era}` } })) as CallToolResult
+        expect(result).toMatchObject({ isError: false, structuredContent: { env: 'staging' } })
+        expect(asked).toEqual([expect.objectContaining({ mode: 'form', message: 'Which environment?' })])
+        expect(runs.filter((r) => r.startsWith(`stdio-${era}`))).toEqual([`stdio-${era}:staging`])
+      } finally {
+        await c.close()
+      }
+    })
+  }
+})
+
+describe('an answer the pending schema refuses (tm.resume answers invalid_answer)', () => {
+  it('asks the same form again; the call stays parked', async () => {
+    const resumed: unknown[] = []
+    const real = manager([])
+    // a manager whose resume refuses every answer as not matching the request schema (the form accepted it)
+    const tm = {
+      manifest: () => real.manifest(),
+      resume: async (id: string, answer: unknown) => (resumed.push({ id, answer }), { status: 'invalid', issues: [{ path: '/env', message: 'nope' }] }),
+    } as unknown as ServableManager
+    const confirmations = new McpConfirmations(tm)
+    const view = await real.call('deploy', { app: 'unit' })
+    const ctx = (inputResponses?: unknown) => ({ mcpReq: { envelope: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } }, inputResponses } })
+    const call = (inputResponses?: unknown): AskedCall => ({ server: undefined as never, era: 'modern', ctx: ctx(inputResponses) as never, tool: 'deploy', args: { app: 'unit' }, callId: 'c1' })
+    const first = confirmations.ask(call(), view)! as unknown as { inputRequests: Record<string, unknown>; requestState: string }
+    expect(Object.keys(first.inputRequests)).toEqual(['toolwire.input'])
+    const state = confirmations.codec.verify(first.requestState)
+    const answered = await confirmations.answer(call({ 'toolwire.input': { action: 'accept', content: { env: 'staging' } } }), state)
+    expect(resumed).toEqual([{ id: state.id, answer: { env: 'staging' } }])
+    expect(answered.kind).toBe('ask')
+    const again = (answered as { result: { inputRequests: Record<string, unknown> } }).result
+    expect(again.inputRequests).toEqual(first.inputRequests)
   })
 })

@@ -96,6 +96,22 @@ describe('confirmations of a 2025 client', () => {
     }
   })
 
+  it('with a session: a client that answers the elicitation with an error gets an isError result; the call is not denied and does not run', async () => {
+    const client = await connect(sessions.url, async () => {
+      throw new Error('no dialog available')
+    })
+    try {
+      const before = decisions.length
+      const result = (await client.callTool({ name: 'rename', arguments: { to: 'broken' } })) as CallToolResult
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain('failed')
+      expect(decisions.slice(before)).toEqual([])
+      expect(runs).not.toContain('broken')
+    } finally {
+      await client.close()
+    }
+  })
+
   it('stateless: no elicitation (no server-to-client request); the isError result names the confirmation and carries the link', async () => {
     const asked: unknown[] = []
     const client = await connect(stateless.url, async (params) => (asked.push(params), { action: 'accept', content: { approve: true } }))

@@ -54,18 +54,22 @@ describe('URL-mode confirmations as MRTR (2026-07-28, serveHttp with its approva
   const runs: string[] = []
   let served: HttpMcpServer
   let impatient: HttpMcpServer
+  let shortLinks: HttpMcpServer
   const clients: Client[] = []
   beforeAll(async () => {
     const tm = manager(runs)
     served = await serveHttp(tm)
     // waits for the page's decision only 1 ms before asking again
     impatient = await serveHttp(tm, { urlConfirmationWaitMs: 1 })
+    // approval links that expire 1 ms after they are made
+    shortLinks = await serveHttp(tm, { confirmPageTtlMs: 1 })
   })
   afterAll(async () => {
     for (const c of clients) await c.close()
     await Promise.all(checked)
     await served?.close()
     await impatient?.close()
+    await shortLinks?.close()
   })
   const open = async (url: string, capabilities: Record<string, unknown>, manual = true): Promise<Client> => {
     const c = await client(url, capabilities, manual)
@@ -97,7 +101,7 @@ describe('URL-mode confirmations as MRTR (2026-07-28, serveHttp with its approva
     const first = await call(c, 'remove', 'r2')
     expect(await decide(first.inputRequests['toolwire.confirm']!.params.url, 'approve')).toBe(200)
     const done = (await retry(c, 'remove', 'r2', first.requestState, 'toolwire.confirm', 'accept')) as CallToolResult
-    expect(done).toMatchObject({ isError: false, structuredContent: { removed: 'r2' } })
+    expect(done).toMatchObject({ isError: false, structuredContent: { removed: 'r2' }, _meta: { 'toolwire/replayed': true } })
     expect(runs.filter((r) => r === 'r2')).toEqual(['r2'])
   })
 
@@ -117,6 +121,15 @@ describe('URL-mode confirmations as MRTR (2026-07-28, serveHttp with its approva
     const done = (await retry(c, 'remove', 'r3', again.requestState, 'toolwire.confirm.2', 'accept')) as CallToolResult
     expect(done).toMatchObject({ isError: false, structuredContent: { removed: 'r3' } })
     expect(runs.filter((r) => r === 'r3')).toEqual(['r3'])
+  })
+
+  it('a link that expires undecided denies the call: the retry answers confirmation_denied, nothing runs', async () => {
+    const c = await open(shortLinks.url, { elicitation: { url: {} } })
+    const first = await call(c, 'remove', 'r6')
+    const denied = (await retry(c, 'remove', 'r6', first.requestState, 'toolwire.confirm', 'accept')) as CallToolResult
+    expect(denied.isError).toBe(true)
+    expect(JSON.stringify(denied.content)).toContain('denied')
+    expect(runs.filter((r) => r === 'r6')).toEqual([])
   })
 
   it('decline (or cancel) denies the call: isError, nothing runs, and the link no longer approves it', async () => {

@@ -7,12 +7,12 @@
 import { PassThrough } from 'node:stream'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import type { Transport } from '@modelcontextprotocol/client'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { serveStdio } from '../src/mcp/stdio.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
+import { pipeTransport } from './fixtures/mcp/pipe.js'
 
 const schemas = frameSchemas()
 
@@ -151,29 +151,3 @@ suite('stdio', async () => {
     },
   }
 })
-
-/** A client transport over two in-process streams, newline-delimited JSON (as stdio). */
-function pipeTransport(out: PassThrough, input: PassThrough): Transport {
-  let buffer = ''
-  const t: Transport = {
-    async start() {
-      input.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString('utf8')
-        let nl: number
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl)
-          buffer = buffer.slice(nl + 1)
-          if (line.trim() !== '') t.onmessage?.(JSON.parse(line))
-        }
-      })
-    },
-    async send(message) {
-      out.write(JSON.stringify(message) + '\n')
-    },
-    async close() {
-      out.end()
-      t.onclose?.()
-    },
-  }
-  return t
-}
