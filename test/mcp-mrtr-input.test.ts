@@ -170,6 +170,18 @@ describe('pending input as MRTR (2026-07-28, HTTP)', () => {
     }
   })
 
+  it("with confirmations: 'refuse' a pending input is still asked as a form", async () => {
+    const refusing = await serveHttp(manager(runs), { confirmPage: false, confirmations: 'refuse' })
+    const rc = await modernClient(refusing.url)
+    try {
+      const first = await ask(rc, { app: 'refuse' })
+      expect(Object.keys(first.inputRequests)).toEqual(['toolwire.input'])
+    } finally {
+      await rc.close()
+      await refusing.close()
+    }
+  })
+
   it('the frames seen were checked against the 2026-07-28 schema', async () => {
     await Promise.all(checked)
     if (schemas === undefined) return

@@ -242,15 +242,15 @@ export class McpConfirmations {
 
   /** A retry after the user agreed to open the approval page: waits (bounded) for the page's decision. */
   private async decision(call: AskedCall, state: RequestState): Promise<ConfirmationAnswer> {
+    // decided before this retry came (on the page, or by a retry before it): that outcome
     const earlier = await this.recorded(state.id)
-    if (earlier !== undefined) return { kind: 'result', view: earlier, replayed: true }
     const signal = call.ctx.mcpReq.signal
     const view = this.viewOf(state)
     // another instance (or a restarted one) reopens a link for the same confirmation: its `decided` reads the store
     const link = this.links.get(state.id) ?? this.options.confirmationLink?.({ tool: call.tool, view })
     let waitedOut = false
-    let decided: CallResult | undefined
-    if (link !== undefined) {
+    let decided = earlier
+    if (decided === undefined && link !== undefined) {
       const stop = new AbortController()
       const onAbort = (): void => stop.abort()
       signal.addEventListener('abort', onAbort, { once: true })
@@ -270,7 +270,8 @@ export class McpConfirmations {
         await call.server.createElicitationCompletionNotifier(id, { relatedRequestId: call.ctx.mcpReq.id })().catch(() => undefined)
       }
       if (this.store === undefined) remember(this.outcomes, state.id, decided)
-      return { kind: 'result', view: decided, replayed: false }
+      // 2026-07-28 marks an outcome decided before the retry came replayed; a 2025 client's one request never was
+      return { kind: 'result', view: decided, replayed: earlier !== undefined && call.era === 'modern' }
     }
     // not decided within the limit: ask again, the same link, under the next round's key
     if (waitedOut && !signal.aborted) return { kind: 'ask', result: this.request(call, view, this.init(call, state, state.round + 1)) }

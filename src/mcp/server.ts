@@ -103,6 +103,7 @@ export interface McpServerOptions {
    * How a call that needs confirmation is answered: `'elicit'` (default) asks the user
    * through MCP elicitation when the client declared that capability, otherwise answers
    * an `isError` result naming what to confirm; `'refuse'` always answers that result.
+   * (A tool's pending input is asked as a form either way.)
    */
   readonly confirmations?: 'elicit' | 'refuse'
   /**
@@ -314,11 +315,13 @@ class CallSinks<E extends 'progress' | 'log'> {
  * - `tools/call` through `tm.call` rendered with `toMcp`. An unknown tool is a JSON-RPC error
  *   `-32602` (`UnknownToolError`), and so are malformed params. Invalid arguments, refusals
  *   and tool failures are `isError: true` results.
- * - A call that needs confirmation asks the user through elicitation when a 2025 client with a
- *   session declared it (then `tm.confirm` runs or denies it); a 2026-07-28 client that declared
- *   form elicitation gets `input_required` and a sealed `requestState` (input-required.ts), and
- *   one that declared the tasks extension a task (task-handlers.ts, with `wiring.tasks`);
- *   otherwise it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
+ * - A call that needs confirmation, or a tool's `pending({ kind: 'input', schema })`, asks the user
+ *   when the client can be asked (input-required.ts): a 2026-07-28 client that declared elicitation
+ *   gets `input_required` and a sealed `requestState`; a 2025 client with a session or over stdio,
+ *   the same input requests as `elicitation/create` (the SDK's legacy shim). A 2026-07-28 client
+ *   that declared the tasks extension gets a task (task-handlers.ts, with `wiring.tasks`);
+ *   otherwise a confirmation answers an `isError` result naming what to confirm, with
+ *   `_meta["toolwire/confirmation"]`, and a pending input the pending `isError` result.
  * - Cancellation (`notifications/cancelled`, or a closed 2026-07-28 response stream) aborts the
  *   call's signal; `ctx.reportProgress` becomes `notifications/progress` when the request
  *   carried a `_meta.progressToken` (non-increasing progress values are dropped).
