@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { frameSchemas } from './fixtures/mcp/frames.js'
@@ -107,6 +107,32 @@ describe('confirmations of a 2025 client', () => {
       expect(JSON.stringify(result.content)).toContain('failed')
       expect(decisions.slice(before)).toEqual([])
       expect(runs).not.toContain('broken')
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('with a session, URL only: decided on the page before the client answers accept, the call answers its result (not marked replayed) and the completion notice follows', async () => {
+    const client = new Client({ name: 'legacy-url', version: '1' }, { capabilities: { elicitation: { url: {} } } })
+    const asked: { url: string; elicitationId: string }[] = []
+    const completed: string[] = []
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const params = req.params as { url: string; elicitationId: string }
+      asked.push(params)
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fetch(params.url)).text())![1]!
+      const posted = await fetch(params.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ decision: 'approve', csrf }).toString() })
+      await posted.text()
+      return { action: 'accept' }
+    })
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId))
+    await client.connect(new StreamableHTTPClientTransport(new URL(sessions.url)))
+    try {
+      const result = (await client.callTool({ name: 'rename', arguments: { to: 'early' } })) as CallToolResult
+      expect(result).toMatchObject({ isError: false, structuredContent: { renamed: 'early' } })
+      expect(result._meta?.['toolwire/replayed']).toBeUndefined()
+      expect(runs.filter((r) => r === 'early')).toEqual(['early'])
+      if (schemas !== undefined) expect(schemas.errors('legacy', 'ElicitRequestURLParams', asked[0])).toEqual([])
+      await expect.poll(() => completed).toEqual([asked[0]!.elicitationId])
     } finally {
       await client.close()
     }
