@@ -315,20 +315,33 @@ describe('pending input over stdio', () => {
   afterAll(async () => {
     for (const server of servers) await server.close()
   })
-  const connect = async (c: Client): Promise<Client> => {
+  /** The errors of each frame the server sent, against the schema of `era`: results, errors and its elicitation requests. */
+  const problems: string[] = []
+  const check = (era: 'modern' | 'legacy') => (frame: unknown): void => {
+    if (schemas === undefined) return
+    const f = frame as { id?: unknown; method?: string; params?: unknown; result?: { resultType?: string; tools?: unknown } }
+    if (f.method !== undefined && f.id !== undefined) {
+      problems.push(...schemas.errors(era, 'JSONRPCRequest', frame), ...(f.method === 'elicitation/create' ? schemas.errors(era, 'ElicitRequest', era === 'legacy' ? frame : { method: f.method, params: f.params }) : []))
+      return
+    }
+    const def = f.result === undefined ? undefined : f.result.resultType === 'input_required' ? 'InputRequiredResult' : f.result.tools !== undefined ? 'ListToolsResult' : 'content' in f.result ? 'CallToolResult' : undefined
+    problems.push(...schemas.frameErrors(era, frame, def))
+  }
+  const connect = async (c: Client, era: 'modern' | 'legacy'): Promise<Client> => {
     const toServer = new PassThrough()
     const toClient = new PassThrough()
     servers.push(await serveStdio(tm, { stdin: toServer, stdout: toClient }))
-    await c.connect(pipeTransport(toServer, toClient))
+    await c.connect(pipeTransport(toServer, toClient, check(era)))
     return c
   }
 
-  for (const [era, negotiation] of [
-    ['2026-07-28', { versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } } }],
-    ['2025-11-25 (initialize)', {}],
+  for (const [era, schemaEra, negotiation] of [
+    ['2026-07-28', 'modern', { versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } } }],
+    ['2025-11-25 (initialize)', 'legacy', {}],
   ] as const) {
-    it(`${era}: the form reaches the client's elicitation handler, and its answer resumes the call once`, async () => {
-      const c = await connect(new Client({ name: 'stdio-input', version: '1' }, { capabilities: { elicitation: { form: {} } }, ...negotiation }))
+    it(`${era}: the form reaches the client's elicitation handler, and its answer resumes the call once; every frame is valid in its era`, async () => {
+      problems.length = 0
+      const c = await connect(new Client({ name: 'stdio-input', version: '1' }, { capabilities: { elicitation: { form: {} } }, ...negotiation }), schemaEra)
       try {
         const asked: unknown[] = []
         c.setRequestHandler('elicitation/create', async (req) => (asked.push(req.params), { action: 'accept', content: { env: 'staging' } }))
@@ -336,6 +349,7 @@ describe('pending input over stdio', () => {
         expect(result).toMatchObject({ isError: false, structuredContent: { env: 'staging' } })
         expect(asked).toEqual([expect.objectContaining({ mode: 'form', message: 'Which environment?' })])
         expect(runs.filter((r) => r.startsWith(`stdio-${era}`))).toEqual([`stdio-${era}:staging`])
+        expect(problems).toEqual([])
       } finally {
         await c.close()
       }
