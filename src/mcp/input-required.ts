@@ -166,11 +166,11 @@ export class McpConfirmations {
     if (mode === 'none') return undefined
     remember(this.views, view.confirmId, view)
     const base = { kind: 'confirm' as const, tool: call.tool, arguments: call.args, callId: call.callId, id: view.confirmId, principal: this.principal }
+    const link = mode === 'url' ? this.options.confirmationLink!({ tool: call.tool, view }) : undefined
+    if (mode === 'url' && link === undefined) return undefined
     // 2025: the shim holds the request open while the client answers; a request cancelled meanwhile denies the call
     if (call.era === 'legacy') this.denyOnAbort(call.ctx.mcpReq.signal, view.confirmId)
-    if (mode === 'form') return this.request(call, view, { ...base, round: 1 })
-    const link = this.options.confirmationLink!({ tool: call.tool, view })
-    if (link === undefined) return undefined
+    if (link === undefined) return this.request(call, view, { ...base, round: 1 })
     this.listen()
     remember(this.links, view.confirmId, link)
     return this.request(call, view, { ...base, round: 1, link: link.url })
