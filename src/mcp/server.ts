@@ -42,7 +42,7 @@ import { McpConfirmations, withMeta, type AskedCall, type ConfirmationWiring } f
 import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
 import type { McpTasks } from './tasks.js'
 
-/** What `serveHttp` hands a server factory beyond the options: confirmations' secret and principal, and the tasks. @internal */
+/** What `serveHttp` and `serveStdio` hand a server factory beyond the options: confirmations' secret and principal, the store, and the tasks. @internal */
 export interface ServerWiring extends ConfirmationWiring {
   /** The tasks extension on the manager's store (2026-07-28 only); absent: not advertised. */
   readonly tasks?: McpTasks
@@ -332,8 +332,8 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
  * - 2026-07-28 only: `tasks/get`, `tasks/update` and `tasks/cancel` answer `-32021` to a request
- *   that did not declare the `io.modelcontextprotocol/tasks` extension; `serveHttp` on a store with
- *   tasks advertises the extension and serves them, else every task is "Task not found".
+ *   that did not declare the `io.modelcontextprotocol/tasks` extension; `serveHttp` or `serveStdio`
+ *   on a store with tasks advertises the extension and serves them, else every task is "Task not found".
  */
 export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
   return wiredServerFactory(tm, options, {})
