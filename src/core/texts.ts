@@ -207,6 +207,7 @@ export const STORE_TEXTS = Object.freeze({
   idempotencyInFlight: 'A call with this idempotency key is still running',
   confirmedElsewhereRunning:
     'This call was approved on another instance and is still running there; its result is not known here yet. Do not run it again.',
+  confirmationStillRunning: 'This call was approved and is still running; its result is not known yet. Do not run it again: send the same answer later for its result.',
   confirmedElsewhereUnrecorded:
     'This call was approved on another instance and ran there, but its result could not be read from the store. Do not run it again.',
   confirmationStateUnknown:

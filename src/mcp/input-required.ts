@@ -21,11 +21,12 @@ import type { CallResult } from '../core/view.js'
 import type { PendingRequest } from '../core/types.js'
 import { viewOf } from '../core/view.js'
 import { ToolResult, refusalError } from '../core/result.js'
-import { MCP_CONFIRMATION_WHY, mcpConfirmationText, REFUSALS } from '../core/texts.js'
+import { MCP_CONFIRMATION_WHY, mcpConfirmationText, REFUSALS, STORE_TEXTS } from '../core/texts.js'
 import { toMcp } from '../render/mcp.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { confirmationOutcome } from '../runtime/durable/parking.js'
+import { CONFIRMATION_RUNNING } from '../runtime/durable/shared.js'
 import {
   clientElicitation,
   confirmationInputRequest,
@@ -83,6 +84,9 @@ export type ConfirmationAnswer =
 /** How long a 2026-07-28 retry after a URL-mode `accept` waits for the page's decision by default, in ms, before asking again. */
 export const URL_CONFIRMATION_WAIT_MS = 60_000
 
+/** How often a retry waiting for a run on another instance looks at the store. */
+const RUN_POLL_MS = 100
+
 /** The most settled outcomes (and asked views, links) a server keeps in memory. */
 const MAX_REMEMBERED = 1000
 
@@ -120,6 +124,8 @@ export class McpConfirmations {
   private readonly urlWaitMs: number
   /** parked id → the result of its run here, for a replayed retry on a manager without a store. */
   private readonly outcomes = new Map<string, CallResult>()
+  /** parked call id → its approved run or resume going on in this process, for a retry sent meanwhile. */
+  private readonly runs = new Map<string, Promise<CallResult>>()
   /** confirmId → its view as asked here, so a re-ask shows the same summary. */
   private readonly views = new Map<string, ConfirmationView>()
   /** pending request id → the request as asked here, so a re-ask shows the same prompt. */
@@ -205,7 +211,7 @@ export class McpConfirmations {
     if (state.kind === 'input') return this.answerInput(call, state, answer)
     switch (answer.kind) {
       case 'approve':
-        return this.settle(state.id, await this.tm.confirm(state.id, { approve: true }), 'confirmation_used')
+        return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, { approve: true })), 'confirmation_used', call.ctx.mcpReq.signal)
       case 'decline':
         return this.deny(state)
       case 'url_accept':
@@ -234,10 +240,10 @@ export class McpConfirmations {
       return { kind: 'declined', view }
     }
     if (answer.kind !== 'input') return again()
-    const view = await this.tm.resume(state.id, answer.content)
+    const view = await this.running(state.id, () => this.tm.resume(state.id, answer.content))
     // an answer the tool's pending schema refuses leaves the call parked: ask the same again
     if (invalidAnswer(view)) return again()
-    return this.settle(state.id, view, 'request_used')
+    return this.settle(state.id, view, 'request_used', call.ctx.mcpReq.signal)
   }
 
   /** A retry after the user agreed to open the approval page: waits (bounded) for the page's decision. */
@@ -289,14 +295,74 @@ export class McpConfirmations {
     return { kind: 'declined', view }
   }
 
-  /** The outcome of a run: a parked call already answered (`used`) answers the result recorded earlier, marked replayed. */
-  private async settle(id: string, view: CallResult, used: string): Promise<ConfirmationAnswer> {
+  /** Runs `answer` (the approved run or the resume of parked call `id`), known to retries of `id` while it runs here. */
+  private running(id: string, answer: () => Promise<CallResult>): Promise<CallResult> {
+    const run = answer()
+    // a retry sent while the first run goes on is refused `used` at once: the first run stays the one waited for
+    if (this.runs.has(id)) return run
+    this.runs.set(id, run)
+    const forget = (): void => {
+      if (this.runs.get(id) === run) this.runs.delete(id)
+    }
+    run.then(forget, forget)
+    return run
+  }
+
+  /**
+   * The outcome of a run: a parked call already answered (`used`) answers the result recorded
+   * earlier, marked replayed. A retry that comes while that run still goes on waits for it (here,
+   * or in the store for a run on another instance) at most `urlConfirmationWaitMs` and while
+   * its request lasts, then answers `confirmation_running`: the call runs once, elsewhere.
+   */
+  private async settle(id: string, view: CallResult, used: string, signal: AbortSignal): Promise<ConfirmationAnswer> {
     if (refusedWith(view, used)) {
-      const recorded = await this.recorded(id)
+      const recorded = (await this.recorded(id)) ?? (await this.awaitRun(id, signal))
+      if (recorded === 'running') return { kind: 'result', view: viewOf(ToolResult.failed(refusalError(CONFIRMATION_RUNNING, STORE_TEXTS.confirmationStillRunning)), view.callId), replayed: false }
       if (recorded !== undefined) return { kind: 'result', view: recorded, replayed: true }
     }
     if (this.store === undefined && view.status !== 'refused') remember(this.outcomes, id, view)
     return { kind: 'result', view, replayed: false }
+  }
+
+  /**
+   * The outcome of a run of `id` still going on (here, or on another instance through the store),
+   * bounded as {@link settle} says: `'running'` when it outlasts the wait, undefined when no run
+   * of it is going on.
+   */
+  private async awaitRun(id: string, signal: AbortSignal): Promise<CallResult | 'running' | undefined> {
+    const here = this.runs.get(id)
+    if (here === undefined && !(await this.runsInStore(id))) return undefined
+    const stop = new AbortController()
+    const onAbort = (): void => stop.abort()
+    signal.addEventListener('abort', onAbort, { once: true })
+    const timer = setTimeout(() => stop.abort(), this.urlWaitMs)
+    timer.unref()
+    const stopped = new Promise<'running'>((resolve) => stop.signal.addEventListener('abort', () => resolve('running'), { once: true }))
+    try {
+      if (here !== undefined) return await Promise.race([here, stopped])
+      while (!stop.signal.aborted) {
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS).unref()), stopped])
+        const recorded = await this.recorded(id)
+        if (recorded !== undefined) return recorded
+        if (!(await this.runsInStore(id))) return undefined
+      }
+      return 'running'
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      stop.abort()
+    }
+  }
+
+  /** Whether the store says confirmation `id` is running (claimed, not settled). */
+  private async runsInStore(id: string): Promise<boolean> {
+    if (this.store === undefined) return false
+    try {
+      const parked = (this.secret === undefined ? undefined : verifyApproval(this.secret, id)?.confirmationId) ?? id
+      return (await confirmationOutcome(this.store, parked)).state === 'running'
+    } catch {
+      return false
+    }
   }
 
   /** The outcome recorded for a parked call already decided: here, or (a confirmation) in the store by any instance. */
