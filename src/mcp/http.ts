@@ -58,6 +58,16 @@ import { principalOf } from './request-state.js'
 import { serveTasks } from './task-serving.js'
 import { taskOwner } from '../runtime/store/tasks.js'
 
+/** The 406 answer to a POST whose `Accept` does not list both answer types. */
+const NOT_ACCEPTABLE = 'Not Acceptable: Client must accept both application/json and text/event-stream'
+
+/** Whether an `Accept` header lists both `application/json` and `text/event-stream`. */
+function acceptsJsonAndEventStream(accept: string | undefined): boolean {
+  if (accept === undefined) return false
+  const types = accept.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase())
+  return types.includes('application/json') && types.includes('text/event-stream')
+}
+
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
   /** The address to bind (default `127.0.0.1`: only this machine can connect). */
@@ -577,6 +587,11 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
     }
     if (modern) {
+      // as 2025-11-25's transport does: a 2026-07-28 client MUST accept both (basic/transports/streamable-http)
+      if (!acceptsJsonAndEventStream(req.headers.accept)) {
+        sendError(res, { status: 406, code: -32000, message: NOT_ACCEPTABLE, id: message.id, ids })
+        return
+      }
       await forward(req, res, viaModern, message)
       return
     }

@@ -40,7 +40,7 @@ export async function writeResponse(res: ServerResponse, response: Response, ids
   if (response.headers.get('content-type')?.startsWith('application/json') === true) {
     // a JSON answer is whole when the SDK returns it: one write for headers and body (an SSE
     // stream below has its headers flushed first, then each event as it comes)
-    const text = await response.text()
+    const text = withoutNullId(await response.text())
     const out = ids.active ? ids.restore(text) : text
     headers['content-length'] = String(Buffer.byteLength(out))
     res.writeHead(response.status, headers)
@@ -85,4 +85,21 @@ export async function writeResponse(res: ServerResponse, response: Response, ids
     res.off('close', onClose)
   }
   if (!gone) res.end(rewrite ? ids.restore(pending + decoder.decode()) : undefined)
+}
+
+/**
+ * An answer the SDK wrote with `"id": null` (an error to a message it could not name: a
+ * notification or a response refused, a wrong content type), which neither revision's schema
+ * allows: the same answer without the `id` member. Any other text is returned as it is.
+ */
+export function withoutNullId(text: string): string {
+  if (!text.includes('"id":null')) return text
+  try {
+    const frame = JSON.parse(text) as unknown
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame) || (frame as { id?: unknown }).id !== null) return text
+    const { id: _null, ...rest } = frame as Record<string, unknown>
+    return JSON.stringify(rest)
+  } catch {
+    return text
+  }
 }
