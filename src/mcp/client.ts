@@ -3,16 +3,20 @@
  * toolwire tool definitions (and registers them into a manager when given one);
  * `fromMcp` maps a `CallToolResult` back to a canonical `ToolResult`.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { JsonSchema, ToolContext, ToolDefinition, ToolHints, ToolManager } from '../runtime/manager.js'
+import { keepForResume, resumeStateOf } from '../runtime/call.js'
 import { MCP_UNTRUSTED_META_KEY } from '../render/mcp.js'
 import { UNTRUSTED_CLOSE, UNTRUSTED_NOTE, UNTRUSTED_OPEN } from '../render/model.js'
 import { toolError, ToolResult } from '../core/result.js'
-import { TOOL_FAILED_MESSAGE } from '../core/texts.js'
-import { pending, type ModelResult } from '../core/helpers.js'
+import { REFUSALS, TOOL_FAILED_MESSAGE } from '../core/texts.js'
+import { errorResult, pending, refuse, type HelperResult, type ModelResult } from '../core/helpers.js'
 import type { ContentPart, JsonValue } from '../core/types.js'
 import { MCP_CONFIRMATION_META_KEY, MCP_UNTRUSTED_CONTENT_META_KEY } from './meta.js'
+import { callRemote, listRemoteTools, remoteFailure, type McpTool, type McpToolClient, type RemoteCallParams } from './import/remote-client.js'
+import { httpUrl, REMOTE_INPUT_MAX_ROUNDS, remoteAsk, remoteInputStateOf, remoteReply, type RemoteInputState } from './import/remote-input.js'
+
+export type { McpClientV1, McpClientV2, McpTool, McpToolClient } from './import/remote-client.js'
 
 /** Options of `fromMcp`. */
 export interface FromMcpOptions {
@@ -96,15 +100,7 @@ function remoteConfirmation(result: CallToolResult): ModelResult | undefined {
   if (typeof meta !== 'object' || meta === null || typeof meta.confirmId !== 'string' || meta.confirmId === '') return undefined
   const summaryText = typeof meta.summary === 'string' && meta.summary !== '' ? meta.summary : 'a call of a remote tool'
   const summary = summaryText.length > SUMMARY_MAX ? `${summaryText.slice(0, SUMMARY_MAX)}…` : summaryText
-  let url: string | undefined
-  if (typeof meta.url === 'string') {
-    try {
-      const parsed = new URL(meta.url)
-      if (parsed.protocol === 'https:' || parsed.protocol === 'http:') url = parsed.href
-    } catch {
-      // not a URL: left out
-    }
-  }
+  const url = httpUrl(meta.url)
   return pending(url === undefined ? { kind: 'confirmation', id: meta.confirmId, summary } : { kind: 'confirmation', id: meta.confirmId, summary, url })
 }
 
@@ -113,7 +109,7 @@ export interface ImportMcpToolsOptions {
   /** Prepended to each tool name (e.g. `"files__"`); the server is called with the original name. */
   readonly prefix?: string
   /** Which of the server's tools to import (default: all). */
-  readonly filter?: (tool: Tool) => boolean
+  filter?(tool: McpTool): boolean
   /**
    * Mark every imported tool's results as untrusted content. Default: only tools the
    * server marks with `_meta["toolwire/untrustedContent"]`.
@@ -130,7 +126,7 @@ export interface ImportMcpToolsOptions {
   readonly anyName?: boolean
 }
 
-function hintsOf(tool: Tool, untrusted: boolean | undefined): ToolHints {
+function hintsOf(tool: McpTool, untrusted: boolean | undefined): ToolHints {
   const a = tool.annotations ?? {}
   const hints: { -readonly [K in keyof ToolHints]: ToolHints[K] } = {}
   if (typeof a.readOnlyHint === 'boolean') hints.readOnly = a.readOnlyHint
@@ -140,38 +136,107 @@ function hintsOf(tool: Tool, untrusted: boolean | undefined): ToolHints {
   return hints
 }
 
-/** The longest part of a server's error message that reaches the model. */
-const SERVER_MESSAGE_MAX = 200
+/** The answer to a local `tm.confirm` of a confirmation a toolwire 2025 server holds: it is decided there. */
+const DECIDED_REMOTELY = 'This confirmation is decided on the MCP server (its approval page or its own confirmation); it cannot be answered here.'
 
-/**
- * A JSON-RPC error from the server as an error result. The server's message is cut to
- * its first line and 200 characters: a raw validation dump (as some servers send with
- * -32602 or -32603) never becomes the model's message.
- */
-function protocolFailure(err: unknown): ToolResult {
-  if (err instanceof McpError) {
-    const kind = err.code === ErrorCode.RequestTimeout ? 'timeout' : err.code === ErrorCode.ConnectionClosed ? 'network' : 'provider'
-    // the SDK prefixes "MCP error <code>: " on each side that wraps the message
-    const plain = err.message.replace(/^(MCP error -?\d+: )+/, '')
-    const line = plain.split('\n', 1)[0]!.trim()
-    const short = line.length > SERVER_MESSAGE_MAX ? `${line.slice(0, SERVER_MESSAGE_MAX)}…` : line === '' ? 'no message' : line
-    return ToolResult.failed(toolError(kind, `The MCP server answered with an error (${err.code}): ${short}`))
+/** How one imported tool calls its remote tool. */
+class RemoteTool {
+  constructor(
+    private readonly client: McpToolClient,
+    private readonly name: string,
+    private readonly untrusted: boolean,
+    private readonly requestTimeoutMs: number | undefined,
+  ) {}
+
+  /** Sends `tools/call` with `extra` (a retry's `inputResponses` and `requestState`), the call's trace context in `_meta`. */
+  private send(input: Record<string, unknown>, ctx: ToolContext, extra: Pick<RemoteCallParams, 'inputResponses' | 'requestState'>): Promise<unknown> {
+    // trace context (issue #22 Deliver 4): the call's span context travels in _meta (traceparent, tracestate, baggage)
+    const traceMeta = ctx.traceContext === undefined ? {} : { _meta: { ...ctx.traceContext } }
+    return callRemote(this.client, { name: this.name, arguments: input, ...extra, ...traceMeta }, {
+      signal: ctx.signal,
+      onprogress: (p) => ctx.reportProgress(p.progress, p.total, p.message),
+      ...(this.requestTimeoutMs === undefined ? {} : { timeout: this.requestTimeoutMs }),
+    })
   }
-  throw err
+
+  /** The first round: the call as the model made it. */
+  async run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult | ModelResult | HelperResult> {
+    let result: unknown
+    try {
+      result = await this.send(input, ctx, {})
+    } catch (err) {
+      return remoteFailure(err)
+    }
+    return this.settle(result, 1, ctx)
+  }
+
+  /**
+   * A later round: `tm.confirm(id, { approve })` or `tm.resume(id, answer)` retries the original
+   * call with the answer under the asked key and the remote's `requestState` echoed. A decline
+   * is sent too (the remote records it), and the call ends refused `confirmation_denied`.
+   */
+  async resume(answer: unknown, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult | ModelResult | HelperResult> {
+    const state = remoteInputStateOf(resumeStateOf(ctx))
+    if (state === undefined) return refuse('confirmation_remote', DECIDED_REMOTELY)
+    const reply = remoteReply(state, answer)
+    if (!reply.ok) return errorResult(`The answer could not be sent to the MCP server: ${reply.problem}.`)
+    const extra = { inputResponses: { [state.key]: reply.response }, ...(state.requestState === undefined ? {} : { requestState: state.requestState }) }
+    let result: unknown
+    try {
+      result = await this.send(input, ctx, extra)
+    } catch (err) {
+      if (reply.declined) return declined(state)
+      return remoteFailure(err)
+    }
+    return reply.declined ? declined(state) : this.settle(result, state.round + 1, ctx)
+  }
+
+  /** A remote answer as this call's result: an `input_required` becomes a local confirmation or input request (parked with its state). */
+  private settle(result: unknown, round: number, ctx: ToolContext): ToolResult | ModelResult | HelperResult {
+    const r = result as { resultType?: unknown; inputRequests?: unknown; requestState?: unknown }
+    if (typeof r === 'object' && r !== null && r.resultType === 'input_required') {
+      if (round > REMOTE_INPUT_MAX_ROUNDS) return errorResult(`The MCP server asked for input more than ${REMOTE_INPUT_MAX_ROUNDS} times in one call.`)
+      const ask = remoteAsk(r, round)
+      if (ask.kind === 'unsupported') return errorResult(`The MCP server asked for input importMcpTools cannot give (${ask.what}).`)
+      keepForResume(ctx, ask.state as unknown as JsonValue)
+      if (ask.kind === 'input') return pending({ kind: 'input', prompt: ask.prompt, schema: ask.schema })
+      return pending(ask.url === undefined ? { kind: 'confirmation', summary: ask.summary } : { kind: 'confirmation', summary: ask.summary, url: ask.url })
+    }
+    const complete = result as CallToolResult
+    return remoteConfirmation(complete) ?? fromMcp(complete, { untrusted: this.untrusted })
+  }
+}
+
+/** The local result of a declined remote confirmation. */
+function declined(state: RemoteInputState): HelperResult {
+  const what = state.summary === undefined ? '' : `: ${state.summary}`
+  return refuse(REFUSALS.confirmationDenied.code, `${REFUSALS.confirmationDenied.message}${what}`)
 }
 
 /**
  * Lists a connected MCP server's tools (following pagination) and returns toolwire
- * tool definitions whose `run` calls `client.callTool` and maps the result back with
+ * tool definitions whose `run` calls the remote tool and maps the result back with
  * `fromMcp`: `isError` stays an error, images become parts, `structuredContent` becomes
- * the data. The call's signal cancels the MCP request, and the server's progress
- * notifications become `ctx.reportProgress`. The call's trace context (`ctx.traceContext`)
- * travels in the request's `_meta`, so the remote server's span joins the local trace. A
- * call that a toolwire server holds for the user's confirmation stays one: it ends
- * `needs_confirmation` with the server's `confirmId` and summary, and its approval URL
- * (when the server gives one) in `metadata.pending.url`; it is approved on the server
- * (`tm.confirm` here does not know the id). A JSON-RPC error from the server (for example
- * an unknown tool) becomes an error result (kind `provider`, `timeout` or `network`).
+ * the data. `client` is the SDK v2 `Client` (`@modelcontextprotocol/client`, any negotiation
+ * mode; `versionNegotiation: { mode: 'auto' }` recommended) or a 1.x `Client`. The call's
+ * signal cancels the MCP request, and the server's progress notifications become
+ * `ctx.reportProgress`. The call's trace context (`ctx.traceContext`) travels in the request's
+ * `_meta`, so the remote server's span joins the local trace.
+ *
+ * A remote `input_required` (2026-07-28) becomes a local suspension: a URL elicitation, or a
+ * form whose one field is a boolean (a toolwire server's confirmation), ends
+ * `needs_confirmation` with the elicitation's message as the summary; another form ends
+ * `pending` kind `input` with the requested schema. `tm.confirm(id, { approve })` (or
+ * `tm.resume(id, { approve })`) and `tm.resume(id, answer)` then retry the original call with
+ * `inputResponses` and the remote's `requestState`; the retry's result is the call's result (a
+ * further `input_required` parks again, at most 10 rounds). A decline is sent to the remote too,
+ * and the call ends refused `confirmation_denied`.
+ *
+ * A call that a toolwire 2025 server holds for the user's confirmation (its
+ * `_meta["toolwire/confirmation"]`) ends `needs_confirmation` with the server's `confirmId`;
+ * it is decided on the server (a local `tm.confirm` answers refused `confirmation_remote`). A
+ * JSON-RPC error from the server (for example an unknown tool) becomes an error result (kind
+ * `provider`, `timeout` or `network`).
  *
  * With a manager (`importMcpTools(client, tm, options?)`) the tools are also registered.
  *
@@ -181,44 +246,24 @@ function protocolFailure(err: unknown): ToolResult {
  * await tm.call('fs__read_file', { path: 'notes.txt' })
  */
 export async function importMcpTools(
-  client: Pick<Client, 'listTools' | 'callTool'>,
+  client: McpToolClient,
   tmOrOptions?: Pick<ToolManager, 'register'> | ImportMcpToolsOptions,
   maybeOptions: ImportMcpToolsOptions = {},
 ): Promise<ToolDefinition[]> {
   const tm = tmOrOptions !== undefined && typeof (tmOrOptions as { register?: unknown }).register === 'function' ? (tmOrOptions as Pick<ToolManager, 'register'>) : undefined
   const options = tm === undefined ? ((tmOrOptions as ImportMcpToolsOptions | undefined) ?? {}) : maybeOptions
-  const tools: Tool[] = []
-  let cursor: string | undefined
-  do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor })
-    tools.push(...page.tools)
-    cursor = page.nextCursor
-  } while (cursor !== undefined)
-
+  const tools = await listRemoteTools(client)
   const definitions = tools
     .filter((tool) => options.filter?.(tool) ?? true)
     .map((tool): ToolDefinition => {
       const hints = hintsOf(tool, options.untrusted)
-      const untrusted = hints.untrustedContent === true
+      const remote = new RemoteTool(client, tool.name, hints.untrustedContent === true, options.requestTimeoutMs)
       const definition: { -readonly [K in keyof ToolDefinition]: ToolDefinition[K] } = {
         name: (options.prefix ?? '') + tool.name,
         inputSchema: tool.inputSchema as JsonSchema,
         hints,
-        async run(input: Record<string, unknown>, ctx: ToolContext) {
-          let result: CallToolResult
-          try {
-            // trace context (issue #22 Deliver 4): the call's span context travels in _meta (traceparent, tracestate, baggage)
-            const traceMeta = ctx.traceContext === undefined ? {} : { _meta: { ...ctx.traceContext } }
-            result = (await client.callTool({ name: tool.name, arguments: input, ...traceMeta }, undefined, {
-              signal: ctx.signal,
-              onprogress: (p) => ctx.reportProgress(p.progress, p.total, p.message),
-              ...(options.requestTimeoutMs === undefined ? {} : { timeout: options.requestTimeoutMs }),
-            })) as CallToolResult
-          } catch (err) {
-            return protocolFailure(err)
-          }
-          return remoteConfirmation(result) ?? fromMcp(result, { untrusted })
-        },
+        run: (input: Record<string, unknown>, ctx: ToolContext) => remote.run(input, ctx),
+        resume: (answer: unknown, input: Record<string, unknown>, ctx: ToolContext) => remote.resume(answer, input, ctx),
       }
       const title = tool.title ?? tool.annotations?.title
       if (tool.description !== undefined) definition.description = tool.description
