@@ -11,6 +11,7 @@ import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.j
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { importMcpTools } from '../src/mcp/client.js'
+import { remoteAsk } from '../src/mcp/import/remote-input.js'
 import { MemoryStore } from '../src/runtime/store/index.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
@@ -132,7 +133,7 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
 })
 
 describe('importMcpTools against a plain SDK v2 McpServer (2026-07-28)', () => {
-  const runs = { send: 0, deploy: 0 }
+  const runs = { send: 0, deploy: 0, link: 0, nag: 0 }
   const states: unknown[] = []
   let client: Client
 
@@ -175,6 +176,31 @@ describe('importMcpTools against a plain SDK v2 McpServer (2026-07-28)', () => {
       runs.deploy++
       return { content: [{ type: 'text', text: `deployed to ${answer.content?.env}` }] }
     })
+    s.registerTool('open_link', { inputSchema: fromJsonSchema({ type: 'object' }) }, (_args, ctx: ServerContext) => {
+      const answer = (ctx.mcpReq.inputResponses as Record<string, { action: string }> | undefined)?.['page']
+      if (answer === undefined) {
+        return {
+          resultType: 'input_required',
+          inputRequests: { page: { method: 'elicitation/create', params: { mode: 'url', message: 'Approve at the page', url: 'https://peer.test/approve/1' } } },
+          requestState: 'url-state',
+        } as never
+      }
+      runs.link++
+      return { content: [{ type: 'text', text: `page ${answer.action}` }] }
+    })
+    s.registerTool('nag', { inputSchema: fromJsonSchema({ type: 'object' }) }, (_args, ctx: ServerContext) => {
+      runs.nag++
+      const round = Object.keys((ctx.mcpReq.inputResponses as object | undefined) ?? {}).length
+      return {
+        resultType: 'input_required',
+        inputRequests: { [`again-${round}`]: { method: 'elicitation/create', params: { mode: 'form', message: 'Sure?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } } },
+      } as never
+    })
+    // the SDK server itself refuses an input request of a capability the client did not declare
+    s.registerTool('sample', { inputSchema: fromJsonSchema({ type: 'object' }) }, () => ({
+      resultType: 'input_required',
+      inputRequests: { llm: { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } } },
+    }) as never)
     return s
   }
 
@@ -215,6 +241,65 @@ describe('importMcpTools against a plain SDK v2 McpServer (2026-07-28)', () => {
     expect(runs.deploy).toBe(0)
     expect(await tm.resume(view.request.id, { env: 'prod' })).toMatchObject({ status: 'ok', data: 'deployed to prod' })
     expect(runs.deploy).toBe(1)
+  })
+
+  it('a URL elicitation is a local needs_confirmation carrying the URL; approving sends accept and answers the result', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    const view = await tm.call('open_link', {})
+    expect(view).toMatchObject({ status: 'needs_confirmation', summary: 'Approve at the page', metadata: { pending: { url: 'https://peer.test/approve/1' } } })
+    expect(await tm.confirm(confirmIdOf(view), { approve: true })).toMatchObject({ status: 'ok', data: 'page accept' })
+    expect(runs.link).toBe(1)
+  })
+
+  it('a server that keeps asking is answered at most 10 rounds, then the call is an error', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    let view = await tm.call('nag', {})
+    for (let i = 0; i < 10; i++) {
+      expect(view.status).toBe('needs_confirmation')
+      view = await tm.confirm(confirmIdOf(view), { approve: true })
+    }
+    expect(view).toMatchObject({ status: 'error', message: 'The MCP server asked for input more than 10 times in one call.' })
+    expect(runs.nag).toBe(11)
+  })
+
+  it('an input request importMcpTools cannot give is named: the SDK server refuses sampling to a client that did not declare it; remoteAsk maps the rest', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    expect(await tm.call('sample', {})).toMatchObject({ status: 'error', message: expect.stringContaining('(-32021)') })
+    expect(remoteAsk({ inputRequests: { llm: { method: 'sampling/createMessage', params: {} } } }, 1)).toEqual({ kind: 'unsupported', what: 'sampling/createMessage' })
+    expect(remoteAsk({ inputRequests: { a: {}, b: {} } }, 1)).toEqual({ kind: 'unsupported', what: '2 input requests at once' })
+    expect(remoteAsk({ inputRequests: { u: { method: 'elicitation/create', params: { mode: 'url', message: 'Go', url: 'javascript:alert(1)' } } } }, 1)).toMatchObject({ kind: 'confirmation', summary: 'Go' })
+    expect(JSON.stringify(remoteAsk({ inputRequests: { u: { method: 'elicitation/create', params: { mode: 'url', message: 'Go', url: 'javascript:alert(1)' } } } }, 1))).not.toContain('javascript')
+  })
+})
+
+describe('importMcpTools (SDK v2 client, legacy mode) against toolwire serveHttp, 2025-11-25', () => {
+  it('lists and calls; a confirmation without declared elicitation is decided on the server: a local tm.confirm is refused', async () => {
+    const runs = { remove: 0 }
+    const remote = new ToolManager()
+    remote.register({ name: 'echo', inputSchema: { type: 'object' }, run: () => 'legacy echo' })
+    remote.register({ name: 'remove', inputSchema: { type: 'object' }, needsConfirmation: true, summarize: () => 'Remove it', run: () => (runs.remove++, 'removed') })
+    const served = await serveHttp(remote, { confirmPage: false })
+    const client = new Client({ name: 'importer', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } })
+    await client.connect(new StreamableHTTPClientTransport(new URL(served.url)))
+    try {
+      expect(client.getProtocolEra()).toBe('legacy')
+      const tm = new ToolManager()
+      await importMcpTools(client, tm)
+      expect(await tm.call('echo', {})).toMatchObject({ status: 'ok', data: 'legacy echo' })
+      const view = await tm.call('remove', {})
+      expect(view).toMatchObject({ status: 'needs_confirmation', summary: 'Remove it' })
+      expect(await tm.confirm(confirmIdOf(view), { approve: true })).toMatchObject({ status: 'refused', code: 'confirmation_remote' })
+      expect(runs.remove).toBe(0)
+      // approved where it is held, it runs once there
+      expect(await remote.confirm(confirmIdOf(view), { approve: true })).toMatchObject({ status: 'ok', data: 'removed' })
+      expect(runs.remove).toBe(1)
+    } finally {
+      await client.close()
+      await served.close()
+    }
   })
 })
 
