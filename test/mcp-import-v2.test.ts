@@ -71,6 +71,8 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
 
   it('a remote confirmation is a local needs_confirmation; tm.confirm approve runs the remote tool once, the retry answers its result', async () => {
     const tm = new ToolManager()
+    const events: unknown[] = []
+    for (const name of ['call_start', 'call_end', 'confirmation'] as const) tm.on(name, (e) => events.push(e))
     await importMcpTools(client, tm)
     const before = runs.remove
     const view = await tm.call('remove', { path: 'a.txt' })
@@ -84,6 +86,9 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
     // answered once: a second approval is refused locally, nothing is sent
     expect(await tm.confirm(id, { approve: true })).toMatchObject({ status: 'refused', code: 'request_used' })
     expect(runs.remove).toBe(before + 1)
+    // the remote's requestState stays in the parked call: never in an event
+    expect(events.length).toBeGreaterThan(2)
+    expect(JSON.stringify(events)).not.toContain('twrs1.')
     await Promise.all(checked.splice(0))
     // the input_required frame and the retry's result frame were both seen and valid
     expect(seen.some((f) => (f as { result?: { resultType?: string } }).result?.resultType === 'input_required')).toBe(schemas !== undefined)
