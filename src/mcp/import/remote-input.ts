@@ -17,8 +17,8 @@ export interface RemoteInputState {
   readonly v: 1
   /** The `inputRequests` key the answer goes under. */
   readonly key: string
-  /** What was asked: a confirmation form (its one boolean field), a URL confirmation, or form input. */
-  readonly ask: 'confirm-form' | 'confirm-url' | 'input'
+  /** What was asked: a confirmation form (its one boolean field), a URL confirmation, or form input; or nothing (`task`: a remote task still working). */
+  readonly ask: 'confirm-form' | 'confirm-url' | 'input' | 'task'
   /** The boolean field of a confirmation form (`approve` on a toolwire server). */
   readonly field?: string
   /** The remote's `requestState`, echoed byte for byte on the retry. */
@@ -27,6 +27,8 @@ export interface RemoteInputState {
   readonly summary?: string
   /** The round this state answers (1 first). */
   readonly round: number
+  /** The remote task the input was asked in (answered by `tasks/update`), or that is still working. */
+  readonly taskId?: string
 }
 
 /** What a remote `input_required` becomes locally. */
@@ -97,7 +99,8 @@ export function remoteAsk(result: { readonly inputRequests?: unknown; readonly r
 /** A resume state this module wrote, read back from the parked call (untrusted JSON), or `undefined`. */
 export function remoteInputStateOf(value: JsonValue | undefined): RemoteInputState | undefined {
   if (!isObject(value) || value.v !== 1 || typeof value.key !== 'string' || !Number.isSafeInteger(value.round)) return undefined
-  if (value.ask !== 'confirm-form' && value.ask !== 'confirm-url' && value.ask !== 'input') return undefined
+  if (value.ask !== 'confirm-form' && value.ask !== 'confirm-url' && value.ask !== 'input' && value.ask !== 'task') return undefined
+  if (value.taskId !== undefined && typeof value.taskId !== 'string') return undefined
   if (value.requestState !== undefined && typeof value.requestState !== 'string') return undefined
   if (value.ask === 'confirm-form' && typeof value.field !== 'string') return undefined
   return value as unknown as RemoteInputState
@@ -117,6 +120,7 @@ export type RemoteReply =
  * the answer object as the form's content (the manager checked it against the schema).
  */
 export function remoteReply(state: RemoteInputState, answer: unknown): RemoteReply {
+  if (state.ask === 'task') return { ok: false, problem: 'a working task takes no answer' }
   if (state.ask === 'input') {
     if (!isObject(answer)) return { ok: false, problem: 'the answer must be an object of the requested fields' }
     return { ok: true, declined: false, response: { action: 'accept', content: answer as { [key: string]: JsonValue } } }
