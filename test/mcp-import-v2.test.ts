@@ -10,7 +10,7 @@ import { createMcpHandler, fromJsonSchema, McpServer, type ServerContext } from 
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
-import { importMcpTools } from '../src/mcp/client.js'
+import { importMcpTools, taskAwareTransport, TASKS_EXTENSION } from '../src/mcp/client.js'
 import { remoteAsk } from '../src/mcp/import/remote-input.js'
 import { MemoryStore } from '../src/runtime/store/index.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
@@ -328,3 +328,77 @@ describe('importMcpTools with the SDK v2 client (auto) against a 2025-only serve
     }
   })
 })
+
+describe('importMcpTools follows a remote task (toolwire serveHttp on a MemoryStore, the tasks extension declared)', () => {
+  const runs = { remove: 0, slow: 0 }
+  let release: () => void = () => undefined
+  let gate = new Promise<void>((r) => (release = r))
+  let served: HttpMcpServer
+  let client: Client
+
+  beforeAll(async () => {
+    const store = new MemoryStore()
+    const remote = new ToolManager({ store, approvalSecret: 'a remote approval secret of enough bytes', storeKey: 'c'.repeat(64) })
+    remote.register({ name: 'remove', inputSchema: { type: 'object' }, needsConfirmation: true, summarize: () => 'Remove it', run: () => (runs.remove++, 'removed') })
+    remote.register({ name: 'slow', inputSchema: { type: 'object' }, longRunning: true, run: async () => (await gate, runs.slow++, 'slow done') })
+    served = await serveHttp(remote, { store, approvalSecret: 'a remote approval secret of enough bytes', confirmPage: false })
+    client = new Client(
+      { name: 'importer', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } }, versionNegotiation: { mode: 'auto' } },
+    )
+    await client.connect(taskAwareTransport(new StreamableHTTPClientTransport(new URL(served.url))))
+  })
+  afterAll(async () => {
+    release()
+    await client?.close()
+    await served?.close()
+  })
+
+  it('a confirmation asked by a task is a local needs_confirmation; tm.confirm answers with tasks/update and the bounded poll answers the result; the tool runs once', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm, { taskPoll: { intervalMs: 5, maxWaitMs: 30_000 } })
+    const view = await tm.call('remove', {})
+    expect(view).toMatchObject({ status: 'needs_confirmation' })
+    expect((view as { summary: string }).summary).toContain('Remove it')
+    expect(runs.remove).toBe(0)
+    expect(await tm.confirm(confirmIdOf(view), { approve: true })).toMatchObject({ status: 'ok', data: 'removed' })
+    expect(runs.remove).toBe(1)
+  })
+
+  it('a declined task confirmation never runs', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm, { taskPoll: { intervalMs: 5, maxWaitMs: 30_000 } })
+    const before = runs.remove
+    const view = await tm.call('remove', {})
+    expect(await tm.confirm(confirmIdOf(view), { approve: false })).toMatchObject({ status: 'refused', code: 'confirmation_denied' })
+    expect(runs.remove).toBe(before)
+  })
+
+  it('a working task is a local pending (no poll by default); tm.resume asks tasks/get until it completes', async () => {
+    gate = new Promise<void>((r) => (release = r))
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    let view = await tm.call('slow', {})
+    expect(view).toMatchObject({ status: 'pending', request: { kind: 'input' } })
+    expect(runs.slow).toBe(0)
+    release()
+    for (let i = 0; i < 500 && view.status === 'pending'; i++) {
+      await new Promise((r) => setTimeout(r, 10))
+      view = await tm.resume(view.request.id, {})
+    }
+    expect(view).toMatchObject({ status: 'ok', data: 'slow done' })
+    expect(runs.slow).toBe(1)
+  })
+
+  it('with taskPoll, the call itself waits for the working task and answers its result', async () => {
+    gate = new Promise<void>((r) => (release = r))
+    const tm = new ToolManager()
+    await importMcpTools(client, tm, { taskPoll: { intervalMs: 5, maxWaitMs: 30_000 } })
+    const before = runs.slow
+    const calling = tm.call('slow', {})
+    setTimeout(release, 20)
+    expect(await calling).toMatchObject({ status: 'ok', data: 'slow done' })
+    expect(runs.slow).toBe(before + 1)
+  })
+})
+
