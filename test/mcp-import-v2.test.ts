@@ -6,7 +6,7 @@
 // tm.resume retries the original call, which runs the remote tool once; a decline never runs it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { createMcpHandler, fromJsonSchema, McpServer, type ServerContext } from '@modelcontextprotocol/server'
+import { createMcpHandler, fromJsonSchema, McpServer, Server, type ServerContext } from '@modelcontextprotocol/server'
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
@@ -399,6 +399,36 @@ describe('importMcpTools follows a remote task (toolwire serveHttp on a MemorySt
     setTimeout(release, 20)
     expect(await calling).toMatchObject({ status: 'ok', data: 'slow done' })
     expect(runs.slow).toBe(before + 1)
+  })
+})
+
+describe('importMcpTools maps a failed or cancelled remote task (a plain SDK v2 Server with tasks/get)', () => {
+  it('failed → an error result with the task error message; cancelled → refused task_cancelled', async () => {
+    const now = new Date().toISOString()
+    const anyParams = { '~standard': { version: 1 as const, vendor: 'test', validate: (value: unknown) => ({ value }) } }
+    const factory = (): Server => {
+      const s = new Server({ name: 'tasks', version: '0' }, { capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } })
+      s.setRequestHandler('tools/list', async () => ({ tools: [{ name: 'doomed', inputSchema: { type: 'object' } }, { name: 'stopped', inputSchema: { type: 'object' } }] }))
+      s.setRequestHandler('tools/call', async (req) => ({ resultType: 'task', taskId: `t-${req.params.name}`, status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs: 60_000 }) as never)
+      s.setRequestHandler('tasks/get', { params: anyParams }, async (p) => {
+        const taskId = (p as { taskId: string }).taskId
+        return taskId === 't-doomed'
+          ? { taskId, status: 'failed', createdAt: now, lastUpdatedAt: now, ttlMs: 60_000, error: { code: -32603, message: 'disk full\nstack…' } }
+          : { taskId, status: 'cancelled', createdAt: now, lastUpdatedAt: now, ttlMs: 60_000 }
+      })
+      return s
+    }
+    const handler = createMcpHandler(factory)
+    const client = new Client({ name: 'importer', version: '1.0.0' }, { capabilities: { extensions: { [TASKS_EXTENSION]: {} } }, versionNegotiation: { mode: 'auto' } })
+    await client.connect(taskAwareTransport(new StreamableHTTPClientTransport(new URL('http://tasks.test/mcp'), { fetch: (input, init) => handler.fetch(new Request(input, init)) })))
+    try {
+      const tm = new ToolManager()
+      await importMcpTools(client, tm, { taskPoll: { intervalMs: 1, maxWaitMs: 10_000 } })
+      expect(await tm.call('doomed', {})).toMatchObject({ status: 'error', message: 'The remote task failed: disk full' })
+      expect(await tm.call('stopped', {})).toMatchObject({ status: 'refused', code: 'task_cancelled' })
+    } finally {
+      await client.close()
+    }
   })
 })
 
