@@ -149,7 +149,14 @@ export class Parking {
    * 'confirmation' })`) is answered through the tool's `resume` with `{ approve }`. Never rejects.
    */
   async confirm(confirmId: string, approve: boolean, idempotencyKey?: string): Promise<CallResult> {
-    const late = await this.isBodyConfirmation(confirmId)
+    let late: boolean
+    try {
+      late = await this.isBodyConfirmation(confirmId)
+    } catch (err) {
+      // the store failed (or did not answer in time): answered as the confirmation's own read would be, without a second wait
+      this.ctx.host.reportError('', 'unknown', err)
+      return (await this.refuse(STORE_UNAVAILABLE, storeUnreadableText('confirmation'))).view
+    }
     const answered = late ? this.answer('suspension', confirmId, true, { approve }) : this.answer('confirmation', confirmId, approve, undefined, idempotencyKey)
     return answered.then(({ view, call }) => {
       if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
@@ -161,20 +168,15 @@ export class Parking {
    * Whether `id` names a suspension parked from a body's `pending({ kind: 'confirmation' })`: held
    * here, or in the store. With an approval secret, what has the shape of a gate's confirmation
    * (a `tw1.` token, or a bare `c_` id, which is never a handle then) is not looked up: a forged
-   * token still costs no store read. Never rejects.
+   * token still costs no store read. @throws when the store cannot be read.
    */
   private async isBodyConfirmation(id: string): Promise<boolean> {
     if (typeof id !== 'string' || id.length === 0 || id.length > 4096) return false
     const local = this.ctx.host.local(id)
     if (local !== undefined) return local.kind === 'suspension' && local.confirmation === true
     if (this.secret !== undefined && (id.startsWith('tw1.') || id.startsWith('c_'))) return false
-    try {
-      const row = await this.ctx.store.getParked(id)
-      return row !== undefined && row.kind === 'suspension' && dataField(row, 'confirmation') === true
-    } catch {
-      // the answer itself reads the store again, and reports its failure
-      return false
-    }
+    const row = await this.ctx.store.getParked(id)
+    return row !== undefined && row.kind === 'suspension' && dataField(row, 'confirmation') === true
   }
 
   /** Continues a parked suspension with `answer`. Never rejects. */
