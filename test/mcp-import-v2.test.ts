@@ -12,11 +12,14 @@ import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { importMcpTools, taskAwareTransport, TASKS_EXTENSION } from '../src/mcp/client.js'
 import { remoteAsk } from '../src/mcp/import/remote-input.js'
-import { MemoryStore } from '../src/runtime/store/index.js'
+import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import { postgresUrl } from './fixtures/mcp/instances.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
 const schemas = frameSchemas()
 if (schemas === undefined) console.warn('mcp-import-v2: the MCP schemas are absent (TOOLWIRE_REFERENCE_DIR): frames are not validated')
+
+const PG_URL = postgresUrl('mcp-import-v2')
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 
@@ -115,11 +118,18 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
     expect(runs.remove).toBe(before + 1)
   })
 
-  it('with a store, another manager on it confirms the call: the remote state travels in the parked row, the tool runs once', async () => {
-    const store = new MemoryStore()
-    const options = { store, approvalSecret: 'an approval secret of enough bytes', storeKey: 'b'.repeat(64) }
-    const tmA = new ToolManager(options)
-    const tmB = new ToolManager(options)
+  const stores: [string, () => Promise<[ToolStore, ToolStore]>][] = [['MemoryStore', async () => { const m = new MemoryStore(); return [m, m] }]]
+  if (PG_URL !== undefined) {
+    stores.push(['PostgreSQL', async () => {
+      const schema = `tw_import_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
+      return [await openPostgresStore({ connectionString: PG_URL, schema }), await openPostgresStore({ connectionString: PG_URL, schema })]
+    }])
+  }
+  it.each(stores)('with a store (%s), another manager on it confirms the call: the remote state travels in the parked row, the tool runs once', async (_kind, open) => {
+    const [storeA, storeB] = await open()
+    const secrets = { approvalSecret: 'an approval secret of enough bytes', storeKey: 'b'.repeat(64) }
+    const tmA = new ToolManager({ store: storeA, ...secrets })
+    const tmB = new ToolManager({ store: storeB, ...secrets })
     await importMcpTools(client, tmA)
     await importMcpTools(client, tmB)
     const before = runs.remove
@@ -127,6 +137,7 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
     expect(await tmB.confirm(id, { approve: true })).toMatchObject({ status: 'ok', data: 'removed d.txt' })
     expect(await tmA.confirm(id, { approve: true })).toMatchObject({ status: 'refused' })
     expect(runs.remove).toBe(before + 1)
+    if (storeA !== storeB) await Promise.all([storeA.close?.(), storeB.close?.()])
   })
 
   it('the call sends its trace context in _meta', async () => {
