@@ -524,8 +524,10 @@ export class ToolManager {
     const parked = this.parked.get(confirmId)
     // a confirmation a tool body asked for (`pending({ kind: 'confirmation' })`): its resume gets the decision
     if (parked?.kind === 'suspension' && parked.confirmation === true) {
+      // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
+      const answerable = !parked.used && Date.now() <= parked.expiresAt
       return this.resume(confirmId, { approve }).then((view) => {
-        this.emit('confirmation', { confirmId, callId: parked.callId, tool: parked.entry.name, approved: approve, result: view })
+        if (answerable) this.emit('confirmation', { confirmId, callId: parked.callId, tool: parked.entry.name, approved: approve, result: view })
         return view
       })
     }
