@@ -40,7 +40,7 @@ start() {
   port=$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
   run_as "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 >&2
   run_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" start >&2
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=400" start >&2
   run_as "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres toolwire >&2
   echo "postgres.sh: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port in $dir" >&2
   echo "export TOOLWIRE_PG_URL=postgres://postgres@127.0.0.1:$port/toolwire"

@@ -304,7 +304,11 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
     if (debug) debugToolErrors(tm, io)
     const what = module === undefined ? `the demo toolset in ${resolve(p.root ?? '.')}` : module
     if (listen !== undefined) return await serveOverHttp(rt, tm, p, listen, what, debug, io, durable)
-    const { closed } = await rt.serveStdio(tm, { onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined })
+    // with a store that has tasks, a 2026-07-28 client that declares the extension gets tasks
+    const { closed } = await rt.serveStdio(tm, {
+      onError: debug ? (e) => io.err(`toolwire: ${e.message}\n`) : undefined,
+      ...(durable === undefined ? {} : { store: durable.store }),
+    })
     io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (stdio${durable === undefined ? '' : `, ${durable.store.kind} store`}); end the input to stop\n`)
     const stop = (): void => {
       process.stdin.destroy()

@@ -126,6 +126,7 @@ describe('serveHttp accepts every option well-formed', () => {
       approvalSecret: 'an approval secret of enough bytes',
       confirmPageTtlMs: TIMER_MAX,
       confirmOutcomeWaitMs: 0,
+      urlConfirmationWaitMs: TIMER_MAX,
       publicUrl: 'https://mcp.example',
       shutdownGraceMs: 0,
     }
@@ -150,6 +151,9 @@ describe('createMcpServer, serveStdio and StdioLineTransport check their options
       'toolwire: createMcpServer() option confirmations must be one of "elicit", "refuse"',
     )
     expect(thrown(() => createMcpServer(tm, { name: 5 } as unknown as McpServerOptions))).toBeInstanceOf(TypeError)
+    expect((thrown(() => createMcpServer(tm, { urlConfirmationWaitMs: -1 })) as Error).message).toBe(
+      'toolwire: createMcpServer() option urlConfirmationWaitMs must be a non-negative number of ms of at most 2,147,483,647',
+    )
     expect(thrown(() => createMcpServer(tm, { name: 'x', confirmations: 'elicit', confirmationLinkInText: true }))).toBeUndefined()
   })
 

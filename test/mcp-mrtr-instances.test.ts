@@ -44,8 +44,8 @@ describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances o
     await storeB?.close()
   })
 
-  const client = async (url: string): Promise<Client> => {
-    const c = new Client({ name: 'mrtr', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
+  const client = async (url: string, capabilities: Record<string, unknown> = { elicitation: { form: {} } }): Promise<Client> => {
+    const c = new Client({ name: 'mrtr', version: '1' }, { capabilities, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
     await c.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: validatingFetch(schemas, checked) }))
     return c
   }
@@ -65,6 +65,31 @@ describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances o
       expect(onA).toMatchObject({ isError: false, structuredContent: { paid: 'INV-7' } })
       expect(onA._meta?.['toolwire/replayed']).toBe(true)
       expect(runs).toEqual(['INV-7@B'])
+    } finally {
+      await ca.close()
+      await cb.close()
+    }
+  })
+
+  it('URL mode: asked on A, the retry sent to B waits there while the link is approved on A; B delivers the result, the tool ran once', async () => {
+    const ca = await client(a.url, { elicitation: { url: {} } })
+    const cb = await client(b.url, { elicitation: { url: {} } })
+    try {
+      const args = { invoice: 'INV-URL' }
+      const first = (await ca.callTool({ name: 'pay', arguments: args }, { allowInputRequired: true })) as unknown as {
+        inputRequests: Record<string, { params: { mode: string; url: string } }>
+        requestState: string
+      }
+      const { url } = first.inputRequests['toolwire.confirm']!.params
+      expect(url.startsWith(a.url.replace(/\/mcp$/, ''))).toBe(true)
+      const retry = { name: 'pay', arguments: args, inputResponses: { 'toolwire.confirm': { action: 'accept' } }, requestState: first.requestState }
+      const waiting = cb.callTool(retry as never)
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fetch(url)).text())![1]!
+      const posted = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ decision: 'approve', csrf }).toString() })
+      expect(posted.status).toBe(200)
+      const onB = await waiting
+      expect(onB).toMatchObject({ isError: false, structuredContent: { paid: 'INV-URL' } })
+      expect(runs.filter((r) => r.startsWith('INV-URL'))).toEqual(['INV-URL@A'])
     } finally {
       await ca.close()
       await cb.close()

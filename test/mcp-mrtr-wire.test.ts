@@ -1,17 +1,18 @@
 // Confirmations as multi-round-trip requests (MCP 2026-07-28) through the v2 server's tools/call
 // handler: the SDK v2 client pinned to 2026-07-28, over HTTP and over an in-process stdio pair.
 // Accept runs once, decline never runs, a replayed retry does not run again, a tampered
-// requestState is refused and nothing runs, a client without elicitation gets the isError answer.
+// requestState is refused and nothing runs, a client without elicitation gets the isError answer,
+// and so does a URL-only client where there is no approval page (stdio; URL mode: mcp-mrtr-url.test.ts).
 // Every HTTP answer frame is checked against the 2026-07-28 schema (test/fixtures/mcp/frames.ts).
 import { PassThrough } from 'node:stream'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import type { Transport } from '@modelcontextprotocol/client'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { serveStdio } from '../src/mcp/stdio.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
+import { pipeTransport } from './fixtures/mcp/pipe.js'
 
 const schemas = frameSchemas()
 
@@ -101,7 +102,7 @@ function suite(label: string, setup: () => Promise<{ connect: Connect; runs: { r
       expect(runs.remove).toBe(before + 1)
     })
 
-    it('a client without elicitation, or with URL elicitation only, gets the isError answer naming the confirmation', async () => {
+    it('a client without elicitation, or with URL elicitation only where there is no approval page (confirmPage: false; stdio has none), gets the isError answer naming the confirmation', async () => {
       const before = runs.remove
       for (const capabilities of [{}, { elicitation: { url: {} } }]) {
         const c = await client(capabilities)
@@ -150,29 +151,3 @@ suite('stdio', async () => {
     },
   }
 })
-
-/** A client transport over two in-process streams, newline-delimited JSON (as stdio). */
-function pipeTransport(out: PassThrough, input: PassThrough): Transport {
-  let buffer = ''
-  const t: Transport = {
-    async start() {
-      input.on('data', (chunk: Buffer) => {
-        buffer += chunk.toString('utf8')
-        let nl: number
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl)
-          buffer = buffer.slice(nl + 1)
-          if (line.trim() !== '') t.onmessage?.(JSON.parse(line))
-        }
-      })
-    },
-    async send(message) {
-      out.write(JSON.stringify(message) + '\n')
-    },
-    async close() {
-      out.end()
-      t.onclose?.()
-    },
-  }
-  return t
-}

@@ -8,50 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
-import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
 import { payManager, postgresUrl } from './fixtures/mcp/instances.js'
-import { frameSchemas, framesOf } from './fixtures/mcp/frames.js'
+import { settledTask, taskMeta, taskRpc } from './fixtures/mcp/task-rpc.js'
 
 const PG_URL = postgresUrl('mcp-tasks-wire')
 const SECRET = 'tasks-wire-approval-secret-0123456789'
 const STORE_KEY = 'c'.repeat(64)
-const schemas = frameSchemas()
 
 function manager(store: ToolStore, runs: string[], name: string): ToolManager {
   return payManager(store, runs, name, SECRET, STORE_KEY)
 }
 
-function meta(tasks: boolean): Record<string, unknown> {
-  return {
-    'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION,
-    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': tasks ? { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } } : { elicitation: { form: {} } },
-  }
-}
-
-let seq = 0
-/** Posts one 2026-07-28 request; its single answer frame, checked against the schema. */
-async function rpc(url: string, method: string, params: Record<string, unknown>, name: string, resultDef?: string): Promise<Record<string, any>> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_PROTOCOL_VERSION, 'mcp-method': method, 'mcp-name': name },
-    body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
-  })
-  const frames = framesOf(await response.text(), response.headers.get('content-type'))
-  expect(frames).toHaveLength(1)
-  const frame = frames[0] as Record<string, any>
-  if (schemas !== undefined) expect(schemas.frameErrors('modern', frame, frame.error === undefined ? resultDef : undefined), JSON.stringify(frame).slice(0, 400)).toEqual([])
-  return frame
-}
-
-async function settle(url: string, taskId: string): Promise<Record<string, any>> {
-  for (let i = 0; i < 200; i++) {
-    const got = await rpc(url, 'tasks/get', { taskId, _meta: meta(true) }, taskId)
-    if (got.result?.status !== 'working') return got
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error('the task never settled')
-}
+const meta = (tasks: boolean): Record<string, unknown> => taskMeta(tasks)
+const rpc = (url: string, method: string, params: Record<string, unknown>, name: string): Promise<Record<string, any>> => taskRpc(url, method, params, name)
 
 async function scenario(first: HttpMcpServer, second: HttpMcpServer, runs: string[], invoice: string, ranOn: string): Promise<void> {
   const called = await rpc(first.url, 'tools/call', { name: 'pay', arguments: { invoice }, _meta: meta(true) }, 'pay')
@@ -67,7 +36,8 @@ async function scenario(first: HttpMcpServer, second: HttpMcpServer, runs: strin
   expect(key).toBe('confirm-1')
   const ack = await rpc(second.url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: meta(true) }, taskId)
   expect(ack.result, JSON.stringify(ack)).toMatchObject({ resultType: 'complete' })
-  const done = await settle(second.url, taskId)
+  // polled on both instances in turn
+  const done = await settledTask([first.url, second.url], taskId)
   expect(done.result).toMatchObject({ status: 'completed', result: { isError: false, structuredContent: { paid: invoice } } })
   // the same answer again changes nothing: it ran once
   await rpc(first.url, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { approve: true } } }, _meta: meta(true) }, taskId)

@@ -6,15 +6,13 @@
  * process died fails as outcome unknown and never runs again. Every frame is validated against
  * the 2026-07-28 MCP schema plus the SEP-2663 fixture (test/fixtures/mcp/tasks-sep-2663.schema.json).
  */
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { createRequire } from 'node:module'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { MemoryStore, StoreUnavailableError, taskOwner, tasksOf, type ToolStore } from '../src/runtime/store/index.js'
 import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declaresTasks, longRunningOf, tasksNotDeclared, type CreateTaskResult } from '../src/mcp/tasks.js'
-import { gate, referencePath } from './support.js'
+import { gate } from './support.js'
+import { frameSchemas, type TaskDef } from './fixtures/mcp/frames.js'
 import { storeKinds, storePair } from './stores.js'
 
 const kinds = await storeKinds('mcp_tasks')
@@ -24,20 +22,8 @@ afterAll(async () => {
   for (const s of opened) await s.close().catch(() => undefined)
 })
 
-// ajv 2020 over the official 2026-07-28 schema and the SEP-2663 fixture
-const schemaPath = referencePath('mcp', 'schema-2026-07-28.json')
-const require = createRequire(import.meta.url)
-type Validate = ((frame: unknown) => boolean) & { errors?: unknown }
-const ajv = (() => {
-  if (schemaPath === undefined) return undefined
-  const Ajv2020 = require('ajv/dist/2020').default
-  const addFormats = require('ajv-formats').default
-  const a = new Ajv2020({ strict: false, allErrors: true })
-  addFormats(a)
-  a.addSchema({ ...JSON.parse(readFileSync(schemaPath, 'utf8')), $id: 'mcp-2026' })
-  a.addSchema(JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'mcp', 'tasks-sep-2663.schema.json'), 'utf8')))
-  return a as { getSchema(ref: string): Validate | undefined }
-})()
+// the official 2026-07-28 schema and the SEP-2663 fixture, through the one schema loader
+const schemas = frameSchemas()
 
 let frameId = 0
 const METHODS: Record<string, string> = { GetTaskRequest: 'tasks/get', UpdateTaskRequest: 'tasks/update', CancelTaskRequest: 'tasks/cancel' }
@@ -47,15 +33,14 @@ const METHODS: Record<string, string> = { GetTaskRequest: 'tasks/get', UpdateTas
  * Without the reference schema this checks nothing (the reason was printed; CI=true fails).
  */
 function valid(def: string, body: unknown): void {
-  if (ajv === undefined) return
+  if (schemas === undefined) return
   const id = ++frameId
   const method = METHODS[def]
   const [ref, frame] =
     method !== undefined ? [def, { jsonrpc: '2.0', id, method, params: body }]
     : def === 'TaskErrorResponse' ? [def, { jsonrpc: '2.0', id, error: body }]
     : [`${def}Response`, { jsonrpc: '2.0', id, result: body }]
-  const v = ajv.getSchema(`tasks#/$defs/${ref}`)!
-  expect(v(frame) ? [] : v.errors, `${ref}: ${JSON.stringify(frame)}`).toEqual([])
+  expect(schemas.taskErrors(ref as TaskDef, frame), `${ref}: ${JSON.stringify(frame)}`).toEqual([])
 }
 
 const OWNER = taskOwner('alice-token')
@@ -114,10 +99,10 @@ async function expectNotFound(p: Promise<unknown>): Promise<void> {
 
 const ACCEPT = { action: 'accept', content: { approve: true } }
 
-describe.skipIf(ajv === undefined)('the SEP-2663 schema fixture', () => {
+describe.skipIf(schemas === undefined)('the SEP-2663 schema fixture', () => {
   it('refuses the frames SEP-2663 forbids, so a wrong frame fails the tests', () => {
     const task = { taskId: 'twt_x', status: 'input_required', createdAt: '2026-07-28T10:00:00.000Z', lastUpdatedAt: '2026-07-28T10:00:00.000Z', ttlMs: 1000, pollIntervalMs: 10 }
-    const check = (ref: string, result: unknown): boolean => ajv!.getSchema(`tasks#/$defs/${ref}`)!({ jsonrpc: '2.0', id: 1, result })
+    const check = (ref: TaskDef, result: unknown): boolean => schemas!.taskErrors(ref, { jsonrpc: '2.0', id: 1, result }).length === 0
     expect(check('GetTaskResultResponse', { ...task, resultType: 'complete', inputRequests: {} })).toBe(true)
     expect(check('GetTaskResultResponse', { ...task, resultType: 'task', inputRequests: {} })).toBe(false)
     expect(check('GetTaskResultResponse', { ...task, resultType: 'complete' })).toBe(false)

@@ -313,12 +313,19 @@ describe('a call that waits for confirmation or input', () => {
     expect(exporter.getFinishedSpans().every((s) => s.spanContext().traceId === TRACE_ID)).toBe(true)
   })
 
-  it('with a store, the run continued from the store starts under the active context', async () => {
-    const tm = waiting(new ToolManager({ store: new MemoryStore() }))
+  it('with a store, confirmed in the process that parked it: the same parent; on another instance: under the active context', async () => {
+    const store = new MemoryStore()
+    const tm = waiting(new ToolManager({ store }))
     const asked = await tm.call('guarded', {}, { traceContext: { traceparent: TRACEPARENT } })
     if (asked.status !== 'needs_confirmation') throw new Error(asked.status)
     expect(await tm.confirm(asked.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 'done' })
-    expect(parents('guarded')).toEqual([SPAN_ID, undefined])
+    expect(parents('guarded')).toEqual([SPAN_ID, SPAN_ID])
+    // the store does not hold the trace context: another manager on it continues without it
+    const other = waiting(new ToolManager({ store }))
+    const again = await tm.call('guarded', {}, { traceContext: { traceparent: TRACEPARENT } })
+    if (again.status !== 'needs_confirmation') throw new Error(again.status)
+    expect(await other.confirm(again.confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 'done' })
+    expect(parents('guarded')).toEqual([SPAN_ID, SPAN_ID, SPAN_ID, undefined])
   })
 })
 

@@ -106,6 +106,7 @@ export const REFUSALS = Object.freeze({
   permissionDenied: Object.freeze({ code: 'permission_denied', message: 'Permission denied' }),
   permissionCheckFailed: Object.freeze({ code: 'permission_denied', message: 'The permission check failed' }),
   confirmationDenied: Object.freeze({ code: 'confirmation_denied', message: 'The user denied this call' }),
+  inputDeclined: Object.freeze({ code: 'input_declined', message: 'The user declined to give the input this call waits for; it did not continue' }),
   undoUnavailable: Object.freeze({ code: 'undo_unavailable', message: 'There is nothing to undo for this call' }),
   invalidCall: Object.freeze({ code: 'invalid_call', message: 'This call could not be read' }),
   invalidDecision: Object.freeze({ code: 'invalid_decision', message: 'The decision could not be read' }),

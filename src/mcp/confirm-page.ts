@@ -44,6 +44,18 @@ interface Entry {
   readonly expiresAt: number
 }
 
+/** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
+export interface ConfirmationLink {
+  /** The absolute URL a person opens. */
+  readonly url: string
+  /**
+   * Resolves with the call's result once a decision is made (on the page or any other way;
+   * with a shared store, on any instance: the outcome that instance recorded), or undefined
+   * when the link ends without one or `signal` aborts.
+   */
+  decided(signal: AbortSignal): Promise<CallResult | undefined>
+}
+
 /** The path prefix of approval links. */
 export const CONFIRM_PATH = '/confirm/'
 const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/

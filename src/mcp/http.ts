@@ -55,25 +55,8 @@ import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type Confirma
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { principalOf } from './request-state.js'
-import { McpTasks, type TaskManager } from './tasks.js'
-import { NO_TASKS_SUPPORT, taskOwner } from '../runtime/store/tasks.js'
-
-/** How often `serveHttp` sweeps the tasks (outcome unknown after a crash, expiry), in ms. */
-const TASK_SWEEP_MS = 60_000
-
-/**
- * The tasks extension of `tm` on `store`, when the store has a task table and the manager can
- * answer tasks; otherwise undefined (the extension is not advertised), said once to `onError`
- * when a store lacks tasks.
- */
-function openTasks(tm: ServableManager, store: ToolStore | undefined, onError: (error: Error) => void): McpTasks | undefined {
-  if (store === undefined) return undefined
-  const m = tm as Partial<TaskManager>
-  if (typeof m.resume !== 'function' || typeof m.cancel !== 'function' || typeof m.recover !== 'function') return undefined
-  const tasks = McpTasks.open(tm as unknown as TaskManager, store, { onError: (e) => onError(e instanceof Error ? e : new Error(String(e))) })
-  if (tasks === undefined) onError(new Error(`toolwire: ${NO_TASKS_SUPPORT}`))
-  return tasks
-}
+import { serveTasks } from './task-serving.js'
+import { taskOwner } from '../runtime/store/tasks.js'
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -420,7 +403,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
-  const tasks = openTasks(tm, options.store, onError)
+  const servedTasks = serveTasks(tm, options.store, onError)
+  const tasks = servedTasks?.tasks
   const factory: McpServerFactory = wiredServerFactory(tm, serverOptions, {
     ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
     ...(options.store === undefined ? {} : { store: options.store }),
@@ -428,9 +412,6 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     principal: principalOf(options.token),
     owner: taskOwner(options.token),
   })
-  // runs whose process stopped become failed tasks, and expired tasks go (every instance may sweep)
-  const taskSweep = tasks === undefined ? undefined : setInterval(() => void tasks.sweep().catch(onError), TASK_SWEEP_MS)
-  taskSweep?.unref()
   // the 2026-07-28 era: one server per request, never a session
   const modernHandler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror: onError })
 
@@ -743,8 +724,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
       clearInterval(sweep)
       pages?.close()
-      if (taskSweep !== undefined) clearInterval(taskSweep)
-      await tasks?.idle()
+      await servedTasks?.close()
       await modernHandler.close().catch(onError)
       for (const id of sessions.ids()) sessions.close(id)
       http.closeAllConnections()

@@ -27,4 +27,4 @@ export const MCP_REPLAYED_META_KEY = 'toolwire/replayed'
  * What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire).
  * `maxInputValues`, when the manager has it, bounds the values a frame may hold before it is parsed.
  */
-export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'on' | 'off'> & Partial<Pick<ToolManager, 'maxInputValues'>>
+export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'resume' | 'on' | 'off'> & Partial<Pick<ToolManager, 'maxInputValues'>>

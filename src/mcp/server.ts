@@ -4,7 +4,6 @@
  * `tools/list` and `tools/call` handlers, progress, cancellation and confirmations. The
  * transports are `stdio.ts` and `http.ts`; tool-module loading is `module.ts`.
  */
-import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Ajv } from 'ajv'
 import {
@@ -24,10 +23,8 @@ import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestE
 import type { CallResult } from '../core/view.js'
 import { clipped } from '../core/redact.js'
 import { MAX_INPUT_VALUES } from '../core/validate.js'
-import { MCP_CONFIRMATION_WHY, mcpConfirmationText } from '../core/texts.js'
 import {
   MCP_CALL_ID_META_KEY,
-  MCP_CONFIRMATION_META_KEY,
   MCP_IDEMPOTENCY_KEY_META_KEY,
   MCP_NEEDS_CONFIRMATION_META_KEY,
   MCP_REPLAYED_META_KEY,
@@ -36,10 +33,12 @@ import {
 } from './meta.js'
 import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
 import { toolwireVersion } from './module.js'
-import type { ConfirmationLinkInput } from './confirm-page.js'
+import type { ConfirmationLink, ConfirmationLinkInput } from './confirm-page.js'
+
+export type { ConfirmationLink } from './confirm-page.js'
 import { checkOptions, isBoolean, isFunction, isOneOf, isString, isWaitMs, type OptionRules } from './options.js'
 import { traceContextOf } from '../observe/trace-context.js'
-import { McpConfirmations, type ConfirmationWiring } from './input-required.js'
+import { McpConfirmations, withMeta, type AskedCall, type ConfirmationWiring } from './input-required.js'
 import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
 import type { McpTasks } from './tasks.js'
 
@@ -104,6 +103,7 @@ export interface McpServerOptions {
    * How a call that needs confirmation is answered: `'elicit'` (default) asks the user
    * through MCP elicitation when the client declared that capability, otherwise answers
    * an `isError` result naming what to confirm; `'refuse'` always answers that result.
+   * (A tool's pending input is asked as a form either way.)
    */
   readonly confirmations?: 'elicit' | 'refuse'
   /**
@@ -122,6 +122,11 @@ export interface McpServerOptions {
    */
   readonly confirmationLinkInText?: boolean
   /**
+   * How long a 2026-07-28 retry that accepted a URL-mode confirmation waits for the decision made
+   * on the approval page, in ms (default 60,000), before it is asked again with the same link.
+   */
+  readonly urlConfirmationWaitMs?: number
+  /**
    * How long a 2026-07-28 client may keep the `tools/list` result (its `ttlMs`, with
    * `cacheScope: "private"`), in ms (default 0: tools registered later are listed at once).
    */
@@ -136,20 +141,9 @@ export const MCP_SERVER_OPTION_RULES: OptionRules = Object.freeze({
   confirmations: isOneOf(['elicit', 'refuse']),
   confirmationLink: isFunction,
   confirmationLinkInText: isBoolean,
+  urlConfirmationWaitMs: isWaitMs,
   toolListTtlMs: isWaitMs,
 })
-
-/** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
-export interface ConfirmationLink {
-  /** The absolute URL a person opens. */
-  readonly url: string
-  /**
-   * Resolves with the call's result once a decision is made (on the page or any other way;
-   * with a shared store, on any instance: the outcome that instance recorded), or undefined
-   * when the link ends without one or `signal` aborts.
-   */
-  decided(signal: AbortSignal): Promise<CallResult | undefined>
-}
 
 /**
  * An MCP `tools/list` entry for a manifest entry.
@@ -198,18 +192,6 @@ function outputObjectSchema(schema: JsonSchema): Record<string, unknown> {
     return wrapped
   }
   return { type: 'object', properties: { result: schema }, required: ['result'] }
-}
-
-function withMeta(result: CallToolResult, meta: Record<string, unknown>): CallToolResult {
-  return { ...result, _meta: { ...(result._meta ?? {}), ...meta } }
-}
-
-function confirmationResult(view: Extract<CallResult, { status: 'needs_confirmation' }>, why: string, url?: string, urlInText = true): CallToolResult {
-  const rendered = toMcp(view) as unknown as CallToolResult
-  const text = mcpConfirmationText(view.summary, why, url === undefined ? undefined : { url, inText: urlInText })
-  const meta: Record<string, string> = { confirmId: view.confirmId, summary: view.summary }
-  if (url !== undefined) meta.url = url
-  return withMeta({ ...rendered, content: [{ type: 'text', text }, ...rendered.content.slice(1)], isError: true }, { [MCP_CONFIRMATION_META_KEY]: meta })
 }
 
 let mcpCallSeq = 0
@@ -333,11 +315,13 @@ class CallSinks<E extends 'progress' | 'log'> {
  * - `tools/call` through `tm.call` rendered with `toMcp`. An unknown tool is a JSON-RPC error
  *   `-32602` (`UnknownToolError`), and so are malformed params. Invalid arguments, refusals
  *   and tool failures are `isError: true` results.
- * - A call that needs confirmation asks the user through elicitation when a 2025 client with a
- *   session declared it (then `tm.confirm` runs or denies it); a 2026-07-28 client that declared
- *   form elicitation gets `input_required` and a sealed `requestState` (input-required.ts), and
- *   one that declared the tasks extension a task (task-handlers.ts, with `wiring.tasks`);
- *   otherwise it answers an `isError` result naming what to confirm, with `_meta["toolwire/confirmation"]`.
+ * - A call that needs confirmation, or a tool's `pending({ kind: 'input', schema })`, asks the user
+ *   when the client can be asked (input-required.ts): a 2026-07-28 client that declared elicitation
+ *   gets `input_required` and a sealed `requestState`; a 2025 client with a session or over stdio,
+ *   the same input requests as `elicitation/create` (the SDK's legacy shim). A 2026-07-28 client
+ *   that declared the tasks extension gets a task (task-handlers.ts, with `wiring.tasks`);
+ *   otherwise a confirmation answers an `isError` result naming what to confirm, with
+ *   `_meta["toolwire/confirmation"]`, and a pending input the pending `isError` result.
  * - Cancellation (`notifications/cancelled`, or a closed 2026-07-28 response stream) aborts the
  *   call's signal; `ctx.reportProgress` becomes `notifications/progress` when the request
  *   carried a `_meta.progressToken` (non-increasing progress values are dropped).
@@ -358,7 +342,7 @@ export function createMcpServerFactory(tm: ServableManager, options: McpServerOp
 /** {@link createMcpServerFactory} with what `serveHttp` adds (the approval secret, the principal, the tasks). @internal */
 export function wiredServerFactory(tm: ServableManager, options: McpServerOptions, wiring: ServerWiring): McpServerFactory {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
-  const confirmations = new McpConfirmations(tm, wiring)
+  const confirmations = new McpConfirmations(tm, wiring, options)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
   const hint = { ttlMs: options.toolListTtlMs ?? 0, cacheScope: 'private' as const }
   const toolList = toolListOf(tm)
@@ -371,7 +355,10 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
     const args = given ?? {}
     if (!toolList().names.has(name)) throw new UnknownToolError(name)
-    const callId = `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
+    // a retry answering input requests (2026-07-28), or the SDK's legacy shim re-entering with the answers (2025):
+    // the call it continues keeps its id (sealed in the state), so progress and the result name the one call
+    const state = ctx.mcpReq.requestState<RequestState>()
+    const callId = state?.callId ?? `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
     const progressToken = ctx.mcpReq._meta?.progressToken
     if (progressToken !== undefined) {
       let last = -Infinity
@@ -394,12 +381,12 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       const idempotencyKey = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY] ?? requestMeta?.[MCP_IDEMPOTENCY_KEY_META_KEY]
       const callOptions: CallOptions = idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }
       // the request's _meta traceparent/tracestate/baggage parent the call's span (issue #22 Deliver 4)
-      const state = era === 'modern' ? ctx.mcpReq.requestState<RequestState>() : undefined
+      const asked: AskedCall = { server, era, ctx, tool: name, args, callId }
       let view: CallResult
       let replayed = false
       if (state !== undefined) {
-        // a retry of a call that asked for confirmation (2026-07-28): nothing runs unless it is approved
-        const answered = await confirmations.answer(ctx, name, args, state)
+        // nothing runs unless it is approved (or the input given)
+        const answered = await confirmations.answer(asked, state)
         if (answered.kind === 'ask') return answered.result
         view = answered.view
         replayed = answered.kind === 'result' && answered.replayed
@@ -415,20 +402,10 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       } else {
         view = await tm.call(name, args, { ...callOptions, traceContext: traceContextOf(requestMeta) })
       }
-      if (view.status === 'needs_confirmation' && era === 'modern' && options.confirmations !== 'refuse') {
-        const asked = confirmations.ask(ctx, name, args, callId, view)
-        if (asked !== undefined) return asked
-      }
-      if (view.status === 'needs_confirmation') {
-        const answered = era === 'legacy' ? await confirmThroughElicitation(server, tm, name, view, options, ctx) : undefined
-        if (answered === undefined) {
-          const refused = options.confirmations === 'refuse'
-          const url = refused ? undefined : options.confirmationLink?.({ tool: name, view })?.url
-          const why = refused ? MCP_CONFIRMATION_WHY.refused : MCP_CONFIRMATION_WHY.noElicitation
-          return checkedResult(withMeta(confirmationResult(view, why, url, options.confirmationLinkInText !== false), { [MCP_CALL_ID_META_KEY]: callId }))
-        }
-        view = answered
-      }
+      // a confirmation or a pending input the client can be asked about: input_required (the shim asks a 2025 client)
+      const ask = confirmations.ask(asked, view)
+      if (ask !== undefined) return ask
+      if (view.status === 'needs_confirmation') return checkedResult(withMeta(confirmations.unanswered(name, view), { [MCP_CALL_ID_META_KEY]: callId }))
       const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
       if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
@@ -468,75 +445,4 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
  */
 export function createMcpServer(tm: ServableManager, options: McpServerOptions = {}): Server {
   return createMcpServerFactory(tm, options)({ era: 'legacy' }) as Server
-}
-
-/**
- * URL-mode elicitation (a client that declared `elicitation.url` but not `form`): the
- * server sends the approval link with `elicitation/create`; once the user agreed to open
- * it, the call waits for the decision made on the page, then sends
- * `notifications/elicitation/complete`. A call decided on another instance (a shared
- * store) answers the outcome recorded there. A declined or cancelled elicitation, or a link
- * that ends without a decision, denies the call.
- */
-async function confirmThroughUrl(
-  server: Server,
-  tm: ServableManager,
-  link: ConfirmationLink,
-  view: Extract<CallResult, { status: 'needs_confirmation' }>,
-  ctx: ServerContext,
-): Promise<CallResult> {
-  const elicitationId = randomUUID()
-  let accepted = false
-  try {
-    const answer = await ctx.mcpReq.elicitInput({ mode: 'url', message: `Approve or deny: ${view.summary}`, url: link.url, elicitationId }, { signal: ctx.mcpReq.signal })
-    accepted = answer.action === 'accept'
-  } catch {
-    accepted = false
-  }
-  const decided = accepted ? await link.decided(ctx.mcpReq.signal) : undefined
-  if (accepted) await server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: ctx.mcpReq.id })().catch(() => undefined)
-  return decided ?? tm.confirm(view.confirmId, { approve: false })
-}
-
-async function confirmThroughElicitation(
-  server: Server,
-  tm: ServableManager,
-  tool: string,
-  view: Extract<CallResult, { status: 'needs_confirmation' }>,
-  options: McpServerOptions,
-  ctx: ServerContext,
-): Promise<CallResult | undefined> {
-  if (options.confirmations === 'refuse') return undefined
-  const elicitation = server.getClientCapabilities()?.elicitation as { form?: unknown; url?: unknown } | undefined
-  if (elicitation === undefined) return undefined
-  // a bare `elicitation: {}` is form mode (2025-11-25)
-  const form = elicitation.form !== undefined || elicitation.url === undefined
-  if (!form) {
-    const link = options.confirmationLink?.({ tool, view })
-    return link === undefined ? undefined : confirmThroughUrl(server, tm, link, view, ctx)
-  }
-  const signal = ctx.mcpReq.signal
-  let approve = false
-  try {
-    const answer = await ctx.mcpReq.elicitInput(
-      {
-        mode: 'form',
-        message: `Confirm: ${view.summary}`,
-        requestedSchema: {
-          type: 'object',
-          properties: { approve: { type: 'boolean', title: 'Approve', description: view.summary } },
-          required: ['approve'],
-        },
-      },
-      { signal },
-    )
-    approve = answer.action === 'accept' && (answer.content as { approve?: unknown } | undefined)?.approve === true
-  } catch {
-    if (signal.aborted) {
-      await tm.confirm(view.confirmId, { approve: false })
-      return undefined
-    }
-    return undefined // the elicitation failed: fall back to naming what to confirm
-  }
-  return tm.confirm(view.confirmId, { approve })
 }

@@ -8,14 +8,17 @@ import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdi
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
-import { callParamsError, createMcpServerFactory, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { StdioEra } from './stdio-era.js'
+import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServerFactory, type McpServerOptions } from './server.js'
+import type { ToolStore } from '../runtime/store/types.js'
+import { serveTasks } from './task-serving.js'
 import { checkOptions, isFunction, isObjectWith, isPositiveInteger, isWaitMs, pick, type OptionRules } from './options.js'
 
 /** A JSON-RPC error frame for input the server could not take; `id` only when known. */
-function errorFrame(code: number, message: string, id?: string | number): JSONRPCMessage {
+function errorFrame(code: number, message: string, id?: string | number, data?: unknown): JSONRPCMessage {
   const frame: Record<string, unknown> = { jsonrpc: '2.0' }
   if (id !== undefined) frame.id = id
-  frame.error = { code, message }
+  frame.error = data === undefined ? { code, message } : { code, message, data }
   return frame as JSONRPCMessage
 }
 
@@ -69,6 +72,8 @@ export class StdioLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
 
   private chunks: Buffer[] = []
+  /** Checks each request against the era the connection opened (stdio-era.ts). */
+  private readonly era = new StdioEra()
   private buffered = 0
   private discarding = false
   private started = false
@@ -178,6 +183,11 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(invalidParams.code, invalidParams.message, message.id))
       return
     }
+    const refused = this.era.check(message)
+    if (refused !== undefined) {
+      this.reply(errorFrame(refused.code, refused.message, message.id, refused.data))
+      return
+    }
     if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
     else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
     try {
@@ -236,6 +246,13 @@ export interface ServeStdioOptions extends McpServerOptions, StdioLineTransportO
   readonly stdout?: NodeJS.WritableStream
   /** Called with transport and protocol errors (default: ignored; stdout carries only protocol frames). */
   readonly onError?: (error: Error) => void
+  /**
+   * The manager's store (the one given to `new ToolManager({ store })`). With task support it
+   * serves the tasks extension on 2026-07-28 (advertised in `server/discover`), every task owned
+   * by `''` (stdio has no bearer token: whoever holds the pipe is the one client); a store
+   * without it is said once to `onError`. A retried confirmation is also answered from it.
+   */
+  readonly store?: ToolStore
 }
 
 /** What each of `ServeStdioOptions` must be (any other key is refused). */
@@ -245,6 +262,7 @@ const SERVE_STDIO_OPTION_RULES: OptionRules = Object.freeze({
   stdin: isObjectWith(['on', 'off', 'pause', 'resume'], 'a readable stream'),
   stdout: isObjectWith(['write', 'once'], 'a writable stream'),
   onError: isFunction,
+  store: isObjectWith(['close'], 'a ToolStore'),
 })
 
 /** A running `serveStdio`. */
@@ -259,17 +277,27 @@ export interface StdioMcpServer {
  * Serves `tm` over stdio until the input ends, in the era the first message picks: a
  * `server/discover` or a request carrying the 2026-07-28 `_meta` envelope serves 2026-07-28,
  * `initialize` (or any request without the envelope) serves 2025-11-25, for the connection's
- * lifetime. `closed` resolves when the connection is closed (in-flight calls are then cancelled).
+ * lifetime. On a 2026-07-28 connection every request must carry a valid envelope naming
+ * 2026-07-28 (stdio-era.ts), else `-32602` or `-32022`. With a `store` that has tasks, a 2026-07-28 request declaring the tasks extension
+ * gets tasks as over HTTP (task-serving.ts). `closed` resolves when the connection is closed
+ * (in-flight calls are then cancelled) and the task runs started here have recorded their outcome.
  */
 export async function serveStdio(tm: ServableManager, options: ServeStdioOptions = {}): Promise<StdioMcpServer> {
   checkOptions('serveStdio', options, SERVE_STDIO_OPTION_RULES)
-  const factory = createMcpServerFactory(tm, pick(options, MCP_SERVER_OPTION_RULES))
+  const onerror = (error: Error): void => options.onError?.(error)
+  const servedTasks = serveTasks(tm, options.store, onerror)
+  const factory = wiredServerFactory(tm, pick(options, MCP_SERVER_OPTION_RULES), {
+    ...(options.store === undefined ? {} : { store: options.store }),
+    ...(servedTasks === undefined ? {} : { tasks: servedTasks.tasks }),
+    owner: '',
+  })
   const transport = new StdioLineTransport(options.stdin, options.stdout, {
     ...pick(options, STDIO_TRANSPORT_OPTION_RULES),
     maxLineValues: options.maxLineValues ?? frameValueLimit(tm),
   })
-  const onerror = (error: Error): void => options.onError?.(error)
   // the entry starts the transport
   const handle = serveStdioEntry(factory, { transport, legacy: 'serve', onerror })
-  return { close: () => handle.close(), closed: transport.finished }
+  // once the connection is closed, the task runs it started still record their outcome
+  const closed = transport.finished.then(() => servedTasks?.close())
+  return { close: () => handle.close(), closed }
 }

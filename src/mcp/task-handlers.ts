@@ -66,12 +66,29 @@ export async function callAsTask(
   const rule = longRunningOf(tm, call.tool)
   let view: CallResult
   if (rule !== undefined) {
-    const ran = await tasks.runLong(call, rule, () => start(true))
+    const ran = await taskWritten(() => tasks.runLong(call, rule, () => start(true)))
     if ('task' in ran) return ran
     view = ran.view
   } else {
     view = await start(false)
   }
-  const task = await tasks.taskFor(view, call)
+  const task = await taskWritten(() => tasks.taskFor(view, call))
   return task === undefined ? { view } : { task }
+}
+
+/** What a client is told when its task could not be written: the call did not run (a parked one stays parked until it expires). */
+export const TASK_NOT_WRITTEN_MESSAGE = 'Internal error: the task store is unavailable; the call did not run'
+
+/**
+ * A step that writes a task: its failure (the store's, whose message may name the database) is
+ * the JSON-RPC error `-32603` {@link TASK_NOT_WRITTEN_MESSAGE}. `tm.call` never rejects, so a
+ * rejection here is the task store's: `runLong` with `true` rejects before the call starts,
+ * `taskFor` after the call parked.
+ */
+async function taskWritten<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step()
+  } catch {
+    throw new ProtocolError(TASK_ERROR_CODES.internal, TASK_NOT_WRITTEN_MESSAGE)
+  }
 }

@@ -675,6 +675,7 @@ export class ToolManager {
               schema: p.schema,
               confirmation: p.confirmation,
               resumeState: p.resumeState,
+              traceContext: p.options?.traceContext,
             }
       },
       forget: (id) => {
@@ -682,8 +683,8 @@ export class ToolManager {
       },
       tool: (name) => this.tools.get(name),
       checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, resumeState) => {
-        const options = timeoutMs === undefined && idempotencyKey === undefined ? undefined : { timeoutMs, idempotencyKey }
+      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState) => {
+        const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),

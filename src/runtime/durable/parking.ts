@@ -21,6 +21,7 @@ import { signApproval, verifyApproval, type ApprovalClaims } from '../store/appr
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
 import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
+import type { TraceContext } from '../../observe/trace-context.js'
 import { recordedResult } from './ledger.js'
 import {
   APPROVAL_INVALID,
@@ -228,6 +229,7 @@ export class Parking {
         readonly idempotencyKey: string | undefined
         readonly schema?: PendingSchema | undefined
         readonly resumeState?: JsonValue | undefined
+        readonly traceContext?: TraceContext | undefined
       }
       let input: unknown
       if (local !== undefined && approve) {
@@ -291,7 +293,7 @@ export class Parking {
       }
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.resumeState)
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext, parked.resumeState)
       // before `finish`: whoever sees the call done finds its outcome recorded
       if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {

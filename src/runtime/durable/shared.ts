@@ -8,6 +8,7 @@ import { refusalError, toolError, ToolResult } from '../../core/result.js'
 import type { CallResult } from '../../core/view.js'
 import type { JsonValue, PendingSchema } from '../../core/types.js'
 import type { EvidenceStore } from '../../observe/evidence.js'
+import type { TraceContext } from '../../observe/trace-context.js'
 import type { ApprovalSecrets } from '../store/approval.js'
 import type { ParkedBinding, StoreKeys } from '../store/codec.js'
 import type { ParkedKind, ToolStore } from '../store/types.js'
@@ -60,6 +61,8 @@ export interface LocalParked {
   readonly confirmation?: true | undefined
   /** What the body kept for its `resume` (opaque). */
   readonly resumeState?: JsonValue | undefined
+  /** The call's trace context (kept in this process only, not in the store): its continued run's span is parented to it here. */
+  readonly traceContext?: TraceContext | undefined
 }
 
 /** What the durable layer needs of its manager (no import of the manager or of a call). */
@@ -73,7 +76,17 @@ export interface DurableHost {
   /** The error result of an answer that does not match a suspension's `schema`, or `undefined`. */
   checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined
   /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined, resumeState?: JsonValue): Promise<CallResult>
+  run(
+    kind: ParkedKind,
+    tool: string,
+    callId: string,
+    input: unknown,
+    timeoutMs: number | undefined,
+    answer: unknown,
+    idempotencyKey: string | undefined,
+    traceContext?: TraceContext,
+    resumeState?: JsonValue,
+  ): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
   early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
   /** Runs an undo of `tool`'s call and gives its view (`call_end` marked `undo`); `after(ok)` runs before the view is given. Never rejects. */
