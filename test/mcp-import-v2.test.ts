@@ -10,6 +10,7 @@ import { createMcpHandler, fromJsonSchema, McpServer, Server, type ServerContext
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
+import { pending } from '../src/core/helpers.js'
 import { importMcpTools, taskAwareTransport, TASKS_EXTENSION } from '../src/mcp/client.js'
 import { remoteAsk } from '../src/mcp/import/remote-input.js'
 import { MemoryStore, openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
@@ -34,7 +35,7 @@ function confirmIdOf(view: { status: string; confirmId?: string }): string {
 }
 
 describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-07-28', () => {
-  const runs = { remove: 0 }
+  const runs = { remove: 0, deploy: 0 }
   const traces: (string | undefined)[] = []
   const checked: Promise<void>[] = []
   const seen: unknown[] = []
@@ -52,6 +53,12 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
       summarize: ({ path }: { path: string }) => `Remove ${path}`,
       run: ({ path }: { path: string }) => (runs.remove++, `removed ${path}`),
     })
+    remote.register({
+      name: 'deploy',
+      inputSchema: { type: 'object' },
+      run: () => pending({ kind: 'input', prompt: 'Which environment?', schema: { type: 'object', properties: { env: { type: 'string', enum: ['staging', 'prod'] } }, required: ['env'] } }),
+      resume: (answer: unknown) => (runs.deploy++, `deployed to ${(answer as { env: string }).env}`),
+    })
     remote.register({ name: 'trace', inputSchema: { type: 'object' }, run: (_input: unknown, ctx: ToolContext) => (traces.push(ctx.traceContext?.traceparent), 'traced') })
     served = await serveHttp(remote, { confirmPage: false })
     client = v2Client()
@@ -66,7 +73,7 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
     expect(client.getProtocolEra()).toBe('modern')
     const tm = new ToolManager()
     await importMcpTools(client, tm)
-    expect(tm.manifest().map((t) => t.name)).toEqual(['echo', 'fail', 'remove', 'trace'])
+    expect(tm.manifest().map((t) => t.name)).toEqual(['deploy', 'echo', 'fail', 'remove', 'trace'])
     expect(await tm.call('echo', { text: 'hi' })).toMatchObject({ status: 'ok', data: 'hi' })
     expect(await tm.call('fail', {})).toMatchObject({ status: 'error' })
     await Promise.all(checked.splice(0))
@@ -106,6 +113,17 @@ describe('importMcpTools (SDK v2 client, auto) against toolwire serveHttp, 2026-
     expect(denied).toMatchObject({ status: 'refused', code: 'confirmation_denied' })
     expect((denied as { message: string }).message).toContain('Remove b.txt')
     expect(runs.remove).toBe(before)
+    await Promise.all(checked.splice(0))
+  })
+
+  it('a remote pending input is a local pending with its schema; tm.resume answers it and the remote resumes once', async () => {
+    const tm = new ToolManager()
+    await importMcpTools(client, tm)
+    const view = await tm.call('deploy', {})
+    expect(view).toMatchObject({ status: 'pending', request: { kind: 'input', schema: { properties: { env: { enum: ['staging', 'prod'] } } } } })
+    if (view.status !== 'pending') throw new Error('unreachable')
+    expect(await tm.resume(view.request.id, { env: 'staging' })).toMatchObject({ status: 'ok', data: 'deployed to staging' })
+    expect(runs.deploy).toBe(1)
     await Promise.all(checked.splice(0))
   })
 
