@@ -9,7 +9,7 @@ import type { EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, ToolEntry, ToolEvents } from './types.js'
+import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { Issue } from '../core/validate.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
@@ -149,6 +149,10 @@ class CallExtras {
   ticket: LedgerTicket | undefined = undefined
   /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
   wait: Promise<unknown> | undefined = undefined
+  /** What the body kept for its resume (`keepForResume`), parked with its suspension. */
+  kept: JsonValue | undefined = undefined
+  /** What the suspension this run continues kept (`resumeStateOf`). */
+  resumed: JsonValue | undefined = undefined
 }
 
 /** The stage functions, set when the `Call` class is defined (its static block). */
@@ -224,6 +228,22 @@ export class Call implements ToolContext {
   static since(call: Call, startedAt: number): Call {
     call.#clock = startedAt
     return call
+  }
+
+  /** @internal A continued run of a suspension that kept `state` for it. */
+  static resumedWith(call: Call, state: JsonValue | undefined): Call {
+    if (state !== undefined) call.#more().resumed = state
+    return call
+  }
+
+  /** @internal See {@link keepForResume}. */
+  static keep(call: Call, state: JsonValue): void {
+    call.#more().kept = toFrozenJson(state)
+  }
+
+  /** @internal See {@link resumeStateOf}. */
+  static resumed(call: Call): JsonValue | undefined {
+    return call.#x?.resumed
   }
 
   /** @internal Settles from outside the body (cancel, signal, timeout). */
@@ -787,7 +807,8 @@ export class Call implements ToolContext {
    * a parked call holds its request id. A call settled meanwhile (cancelled) is unparked.
    */
   #parkSuspension(result: ToolResult): void {
-    const id = result.pendingRequest()!.id
+    const request = result.pendingRequest()!
+    const id = request.id
     const settle = (parked: boolean): void => {
       if ((this.#flags & SETTLED) !== 0) {
         if (parked) this.#host.unpark(id, this.callId)
@@ -795,7 +816,13 @@ export class Call implements ToolContext {
       }
       this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
     }
-    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options, result.pendingRequest()!.schema)
+    const kept = this.#x?.kept
+    const extras: SuspensionExtras = {
+      ...(request.schema === undefined ? {} : { schema: request.schema }),
+      ...(request.kind === 'confirmation' ? { confirmation: true as const } : {}),
+      ...(kept === undefined ? {} : { resumeState: kept }),
+    }
+    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options, extras)
     if (typeof parked === 'boolean') return settle(parked)
     const x = this.#more()
     // the body is done: what is left is the store's answer, which the store's own bound limits
@@ -1031,4 +1058,21 @@ export class Call implements ToolContext {
     }
     STAGES = Object.freeze(stages)
   }
+}
+
+/**
+ * @internal Keeps `state` (JSON, frozen copy) with the suspension the tool body is about to
+ * return (`pending(…)`): it is parked with the call (in the store's row when there is a store,
+ * so any instance can continue it) and given to the continued run (`resumeStateOf(ctx)` in
+ * `resume`). Opaque to toolwire, never logged. Throws a TypeError when `ctx` is not a call's
+ * context or `state` has no JSON form.
+ */
+export function keepForResume(ctx: ToolContext, state: JsonValue): void {
+  if (!(ctx instanceof Call)) throw new TypeError('toolwire: keepForResume takes the ctx a tool body received')
+  Call.keep(ctx, state)
+}
+
+/** @internal What the suspension a `resume` continues kept with {@link keepForResume}, or `undefined`. */
+export function resumeStateOf(ctx: ToolContext): JsonValue | undefined {
+  return ctx instanceof Call ? Call.resumed(ctx) : undefined
 }

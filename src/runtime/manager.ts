@@ -19,7 +19,7 @@ import {
   UNDO_FAILED_MESSAGE,
   unknownToolText,
 } from '../core/texts.js'
-import type { CallHost, ParkKind, Settlement, ToolEntry, ToolEventName, ToolEvents } from './types.js'
+import type { CallHost, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
@@ -135,6 +135,10 @@ interface Parked {
   used: boolean
   /** A suspension's pending request schema: the answer must match it. */
   readonly schema?: PendingSchema
+  /** A suspension whose pending request asks for a confirmation: `tm.confirm` answers it through `resume`. */
+  readonly confirmation?: true
+  /** What the body kept for its `resume` (opaque). */
+  readonly resumeState?: JsonValue
 }
 
 /** Thrown by `tm.execute` (the raw contract) when the call did not succeed. */
@@ -242,7 +246,7 @@ export class ToolManager {
         const id = randomId()
         return { id, handle: id }
       },
-      park: (id, kind, entry, input, callId, options, schema) => this.park(id, kind, entry, input, callId, options, schema),
+      park: (id, kind, entry, input, callId, options, extras) => this.park(id, kind, entry, input, callId, options, extras),
       unpark: (id, callId) => this.unpark(id, callId),
       ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
@@ -518,6 +522,15 @@ export class ToolManager {
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
     const parked = this.parked.get(confirmId)
+    // a confirmation a tool body asked for (`pending({ kind: 'confirmation' })`): its resume gets the decision
+    if (parked?.kind === 'suspension' && parked.confirmation === true) {
+      // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
+      const answerable = !parked.used && Date.now() <= parked.expiresAt
+      return this.resume(confirmId, { approve }).then((view) => {
+        if (answerable) this.emit('confirmation', { confirmId, callId: parked.callId, tool: parked.entry.name, approved: approve, result: view })
+        return view
+      })
+    }
     const refusal = this.checkParked(parked, 'confirmation')
     // a refusal of a known parked call (used, expired) carries its tool and call id; one for an id of another kind names none
     if (refusal !== undefined) return this.refuseParked(parked, 'confirmation', refusal)
@@ -558,7 +571,7 @@ export class ToolManager {
     const mismatch = this.checkAnswer(p.schema, answer)
     if (mismatch !== undefined) return this.settleEarly(p.entry.name, { callId: p.callId }, mismatch)
     p.used = true
-    return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer)
+    return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer, p.resumeState)
   }
 
   /**
@@ -578,14 +591,14 @@ export class ToolManager {
   }
 
   /** Runs a parked call once answered: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  private continueParked(kind: ParkKind, entry: ToolEntry, callId: string, input: unknown, options: CallOptions | undefined, answer: unknown): Promise<CallResult> {
+  private continueParked(kind: ParkKind, entry: ToolEntry, callId: string, input: unknown, options: CallOptions | undefined, answer: unknown, resumeState?: JsonValue): Promise<CallResult> {
     if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
     const handler = entry.def.resume
     if (typeof handler !== 'function') {
       return this.settleEarly(entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
-    return new Call(this.host, entry, callId, input, options, 'view', continuation).start() as Promise<CallResult>
+    return Call.resumedWith(new Call(this.host, entry, callId, input, options, 'view', continuation), resumeState).start() as Promise<CallResult>
   }
 
   /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
@@ -615,7 +628,7 @@ export class ToolManager {
    * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
    * call not yet answered nor expired, or in the store by a row of that id (until pruned).
    */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined, schema?: PendingSchema): boolean | Promise<boolean> {
+  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined, extras: SuspensionExtras = {}): boolean | Promise<boolean> {
     this.sweepParked()
     const held = this.parked.get(id)
     if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
@@ -626,11 +639,11 @@ export class ToolManager {
     const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...(schema === undefined ? {} : { schema }) }
+    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...extras }
     this.parked.set(id, parked)
     if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
-    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, schema).then((ok) => {
+    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras).then((ok) => {
       // another instance's call holds the id: this one's local copy must not answer for it
       if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
       return ok
@@ -652,16 +665,27 @@ export class ToolManager {
         const p = this.parked.get(id)
         return p === undefined
           ? undefined
-          : { kind: p.kind, tool: p.entry.name, callId: p.callId, input: p.input, timeoutMs: p.options?.timeoutMs, idempotencyKey: p.options?.idempotencyKey, schema: p.schema, traceContext: p.options?.traceContext }
+          : {
+              kind: p.kind,
+              tool: p.entry.name,
+              callId: p.callId,
+              input: p.input,
+              timeoutMs: p.options?.timeoutMs,
+              idempotencyKey: p.options?.idempotencyKey,
+              schema: p.schema,
+              confirmation: p.confirmation,
+              resumeState: p.resumeState,
+              traceContext: p.options?.traceContext,
+            }
       },
       forget: (id) => {
         this.parked.delete(id)
       },
       tool: (name) => this.tools.get(name),
       checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext) => {
+      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState) => {
         const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
-        return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer)
+        return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
       runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),

@@ -76,10 +76,10 @@ export interface CallHost {
   /**
    * Parks a call under `id` until it is confirmed or resumed (the park points of the pipeline):
    * `true`, or `false` when a parked suspension holds the id (nothing was parked). With a store,
-   * resolves once the store holds it (never rejects: a failure is reported). `schema`: a
-   * suspension's pending request schema, which its answer must match.
+   * resolves once the store holds it (never rejects: a failure is reported). `extras`: what a
+   * suspension keeps besides its call.
    */
-  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined, schema?: PendingSchema): boolean | Promise<boolean>
+  park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined, extras?: SuspensionExtras): boolean | Promise<boolean>
   /** Withdraws what `park` parked for `callId` under `id` (the call settled otherwise meanwhile). Never throws. */
   unpark(id: string, callId: string): void
   /** With a store: the ledger gate before the body (see durable/ledger.ts). */
@@ -91,6 +91,19 @@ export interface CallHost {
   /** Adds and removes a call from the in-flight index (`tm.cancel`). */
   track(call: ToolContext): void
   untrack(call: ToolContext): void
+}
+
+/** @internal What a parked suspension keeps besides its call. */
+export interface SuspensionExtras {
+  /** Its pending request's schema: the answer must match it. */
+  readonly schema?: PendingSchema
+  /**
+   * Its pending request asks for a confirmation (`pending({ kind: 'confirmation' })` from the
+   * body): `tm.confirm(id, { approve })` answers it too, through the tool's `resume` with `{ approve }`.
+   */
+  readonly confirmation?: true
+  /** What the body kept for its `resume` (`keepForResume`): opaque JSON, never logged. */
+  readonly resumeState?: JsonValue
 }
 
 /** @internal A ledger key a call holds while its body runs, settled with its result. */

@@ -20,7 +20,7 @@ import {
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
-import type { ParkKind, ToolEntry } from '../types.js'
+import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
 import type { TraceContext } from '../../observe/trace-context.js'
 import { recordedResult } from './ledger.js'
 import {
@@ -107,7 +107,7 @@ export class Parking {
     timeoutMs: number | undefined,
     ttlMs: number,
     idempotencyKey: string | undefined,
-    schema?: PendingSchema,
+    extras: SuspensionExtras = {},
   ): Promise<boolean> {
     const tool = entry.name
     try {
@@ -123,7 +123,7 @@ export class Parking {
           inputHash: this.ctx.hashParked(id, binding, input, entry.sensitive),
           expiresAt: null,
           ttlMs,
-          data: parkedData(timeoutMs, idempotencyKey, schema),
+          data: parkedData(timeoutMs, idempotencyKey, extras),
         })
         .then(
           () => true,
@@ -144,12 +144,40 @@ export class Parking {
     this.ctx.store.deny(id).catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))
   }
 
-  /** Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation` event. Never rejects. */
-  confirm(confirmId: string, approve: boolean, idempotencyKey?: string): Promise<CallResult> {
-    return this.answer('confirmation', confirmId, approve, undefined, idempotencyKey).then(({ view, call }) => {
+  /**
+   * Approves (runs once) or denies a parked confirmation; the outcome is also the `confirmation`
+   * event. A confirmation a tool body asked for (a suspension parked from `pending({ kind:
+   * 'confirmation' })`) is answered through the tool's `resume` with `{ approve }`. Never rejects.
+   */
+  async confirm(confirmId: string, approve: boolean, idempotencyKey?: string): Promise<CallResult> {
+    let late: boolean
+    try {
+      late = await this.isBodyConfirmation(confirmId)
+    } catch (err) {
+      // the store failed (or did not answer in time): answered as the confirmation's own read would be, without a second wait
+      this.ctx.host.reportError('', 'unknown', err)
+      return (await this.refuse(STORE_UNAVAILABLE, storeUnreadableText('confirmation'))).view
+    }
+    const answered = late ? this.answer('suspension', confirmId, true, { approve }) : this.answer('confirmation', confirmId, approve, undefined, idempotencyKey)
+    return answered.then(({ view, call }) => {
       if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
       return view
     })
+  }
+
+  /**
+   * Whether `id` names a suspension parked from a body's `pending({ kind: 'confirmation' })`: held
+   * here, or in the store. With an approval secret, what has the shape of a gate's confirmation
+   * (a `tw1.` token, or a bare `c_` id, which is never a handle then) is not looked up: a forged
+   * token still costs no store read. @throws when the store cannot be read.
+   */
+  private async isBodyConfirmation(id: string): Promise<boolean> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 4096) return false
+    const local = this.ctx.host.local(id)
+    if (local !== undefined) return local.kind === 'suspension' && local.confirmation === true
+    if (this.secret !== undefined && (id.startsWith('tw1.') || id.startsWith('c_'))) return false
+    const row = await this.ctx.store.getParked(id)
+    return row !== undefined && row.kind === 'suspension' && dataField(row, 'confirmation') === true
   }
 
   /** Continues a parked suspension with `answer`. Never rejects. */
@@ -200,6 +228,7 @@ export class Parking {
         readonly timeoutMs: number | undefined
         readonly idempotencyKey: string | undefined
         readonly schema?: PendingSchema | undefined
+        readonly resumeState?: JsonValue | undefined
         readonly traceContext?: TraceContext | undefined
       }
       let input: unknown
@@ -238,7 +267,7 @@ export class Parking {
         // the row (and so a token, checked against it above) names. With a store key or an approval
         // secret the hash is keyed, and a row rewritten (its input, its tool) cannot be given a matching one
         if (!this.matches(id, pre, input)) return await altered(pre)
-        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre), schema: schemaOf(pre) }
+        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre), schema: schemaOf(pre), resumeState: dataField(pre, 'resumeState') }
       }
       // an answer that does not match the pending request's schema is refused before the claim: the call stays parked
       const mismatch = kind === 'suspension' ? host.checkAnswer(parked.schema, answer) : undefined
@@ -264,7 +293,7 @@ export class Parking {
       }
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext)
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext, parked.resumeState)
       // before `finish`: whoever sees the call done finds its outcome recorded
       if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {
@@ -332,14 +361,24 @@ export class Parking {
   }
 }
 
-/** What a parked call keeps of its options: the timeout and the idempotency key, when it has them. */
-function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, schema: PendingSchema | undefined): JsonValue {
-  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined) return null
+/** What a parked call keeps of its options (the timeout and the idempotency key, when it has them), and a suspension's extras. */
+function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, extras: SuspensionExtras): JsonValue {
+  const { schema, confirmation, resumeState } = extras
+  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined && confirmation === undefined && resumeState === undefined) return null
   return {
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     ...(schema === undefined ? {} : { schema }),
+    ...(confirmation === undefined ? {} : { confirmation }),
+    ...(resumeState === undefined ? {} : { resumeState }),
   }
+}
+
+/** A field of a parked row's data (a JSON object), or `undefined`. */
+function dataField(call: ParkedCall, name: string): JsonValue | undefined {
+  const data = call.data
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
+  return Object.hasOwn(data, name) ? (data as { readonly [key: string]: JsonValue })[name] : undefined
 }
 
 /** The pending request schema a suspension's row keeps, if any (a JSON object). */

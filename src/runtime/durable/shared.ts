@@ -6,7 +6,7 @@
 import { STORE_TEXTS } from '../../core/texts.js'
 import { refusalError, toolError, ToolResult } from '../../core/result.js'
 import type { CallResult } from '../../core/view.js'
-import type { PendingSchema } from '../../core/types.js'
+import type { JsonValue, PendingSchema } from '../../core/types.js'
 import type { EvidenceStore } from '../../observe/evidence.js'
 import type { TraceContext } from '../../observe/trace-context.js'
 import type { ApprovalSecrets } from '../store/approval.js'
@@ -57,6 +57,10 @@ export interface LocalParked {
   readonly idempotencyKey: string | undefined
   /** A suspension's pending request schema: the answer must match it. */
   readonly schema?: PendingSchema | undefined
+  /** A suspension whose pending request asks for a confirmation (`tm.confirm` answers it through `resume`). */
+  readonly confirmation?: true | undefined
+  /** What the body kept for its `resume` (opaque). */
+  readonly resumeState?: JsonValue | undefined
   /** The call's trace context (kept in this process only, not in the store): its continued run's span is parented to it here. */
   readonly traceContext?: TraceContext | undefined
 }
@@ -72,7 +76,17 @@ export interface DurableHost {
   /** The error result of an answer that does not match a suspension's `schema`, or `undefined`. */
   checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined
   /** Runs a claimed call: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  run(kind: ParkedKind, tool: string, callId: string, input: unknown, timeoutMs: number | undefined, answer: unknown, idempotencyKey: string | undefined, traceContext?: TraceContext): Promise<CallResult>
+  run(
+    kind: ParkedKind,
+    tool: string,
+    callId: string,
+    input: unknown,
+    timeoutMs: number | undefined,
+    answer: unknown,
+    idempotencyKey: string | undefined,
+    traceContext?: TraceContext,
+    resumeState?: JsonValue,
+  ): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
   early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>
   /** Runs an undo of `tool`'s call and gives its view (`call_end` marked `undo`); `after(ok)` runs before the view is given. Never rejects. */
