@@ -97,6 +97,37 @@ describe('tasks/cancel over HTTP', () => {
     expect(runs).toEqual(['hold@A', 'hold:aborted@A'])
   })
 
+  it('a running task whose tool ignores its signal: cancelled at once, as tm.cancel settles a call; the tool goes on to its end, its result dropped', async () => {
+    const store = new MemoryStore()
+    const effects: string[] = []
+    const started = gate()
+    const finish = gate()
+    const tm = manager(store, [], 'A')
+    tm.register({
+      name: 'stubborn',
+      inputSchema: { type: 'object' },
+      longRunning: true,
+      run: async () => {
+        started.release()
+        await finish.promise
+        effects.push('done')
+        return 'finished anyway'
+      },
+    })
+    releases.push(() => finish.release())
+    const served = await serve(tm, store)
+    const created = await call(served.url, 'stubborn')
+    const taskId = created.result.taskId as string
+    await started.promise
+    await cancel(served.url, taskId)
+    expect((await settledTask([served.url], taskId)).result).toMatchObject({ status: 'cancelled' })
+    finish.release()
+    await expect.poll(() => effects).toEqual(['done'])
+    const after = (await get(served.url, taskId)).result
+    expect(after).toMatchObject({ status: 'cancelled' })
+    expect(JSON.stringify(after)).not.toContain('finished anyway')
+  })
+
   it('an unknown task: cancel answers "not found"', async () => {
     const store = new MemoryStore()
     const served = await serve(manager(store, [], 'A'), store)
