@@ -94,3 +94,44 @@ describe.each(stores)('an approved retry sent again while the call runs (%s)', (
     expect(runs()).toBe(1)
   })
 })
+
+describe('URL mode: a retry after accept while the call approved on the page still runs', () => {
+  const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)![1]!
+  it.each(stores)('%s: refused confirmation_running while it runs, its result marked replayed after; the tool runs once', async (_label, open) => {
+    const store = await open()
+    let runs = 0
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const tm = new ToolManager(store === undefined ? {} : { store, approvalSecret: SECRET })
+    tm.register({
+      name: 'wire',
+      inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+      needsConfirmation: true,
+      confirmVia: 'url',
+      run: async ({ amount }: { amount: number }) => (runs++, await gate, { wired: amount }),
+    })
+    const served = await serveHttp(tm, { ...(store === undefined ? {} : { store, approvalSecret: SECRET }), urlConfirmationWaitMs: 50 })
+    const client = new Client({ name: 'running-url', version: '1' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
+    await client.connect(new StreamableHTTPClientTransport(new URL(served.url), { fetch: validatingFetch(schemas, checked) }))
+    closers.push(() => served.close(), () => client.close(), () => (release(), Promise.resolve()))
+    const args = { amount: 9 }
+    const asked = (await client.callTool({ name: 'wire', arguments: args }, { allowInputRequired: true })) as { requestState: string; inputRequests: Record<string, { params: { url: string } }> }
+    const [key, request] = Object.entries(asked.inputRequests)[0]!
+    const link = request.params.url
+    // approved on the page: the run starts and holds
+    const csrf = csrfOf(await (await fetch(link)).text())
+    const posted = fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ decision: 'approve', csrf }).toString() })
+    await expect.poll(() => runs).toBe(1)
+    const retry = (): Promise<Answer> => client.callTool({ name: 'wire', arguments: args, requestState: asked.requestState, inputResponses: { [key]: { action: 'accept' } } } as never, { allowInputRequired: true }) as Promise<Answer>
+    const during = await retry()
+    expect(during.isError).toBe(true)
+    expect(during.content?.[0]?.text).toBe(STORE_TEXTS.confirmationStillRunning)
+    release()
+    await (await posted).text()
+    const after = await retry()
+    expect(after.isError).toBe(false)
+    expect(after.content?.[0]?.text).toContain('"wired":9')
+    expect(after._meta?.['toolwire/replayed']).toBe(true)
+    expect(runs).toBe(1)
+  })
+})

@@ -213,7 +213,7 @@ export class McpConfirmations {
       case 'approve':
         return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, { approve: true })), 'confirmation_used', call.ctx.mcpReq.signal)
       case 'decline':
-        return this.deny(state)
+        return this.deny(state, call.ctx.mcpReq.signal)
       case 'url_accept':
         return this.decision(call, state)
       default:
@@ -270,6 +270,9 @@ export class McpConfirmations {
         signal.removeEventListener('abort', onAbort)
       }
     }
+    // approved on the page and still running: its outcome, waited for as an approved retry's is
+    if (decided !== undefined && refusedWith(decided, 'confirmation_used')) decided = (await this.awaitOutcome(state.id, signal)) ?? this.stillRunning(decided)
+    else if (decided === undefined && waitedOut && !signal.aborted && (await this.runsInStore(state.id))) decided = (await this.awaitOutcome(state.id, signal)) ?? this.stillRunning(undefined, state.callId)
     if (decided !== undefined) {
       const id = this.elicitationIds.get(state.id)
       if (call.era === 'legacy' && id !== undefined) {
@@ -282,16 +285,21 @@ export class McpConfirmations {
     // not decided within the limit: ask again, the same link, under the next round's key
     if (waitedOut && !signal.aborted) return { kind: 'ask', result: this.request(call, view, this.init(call, state, state.round + 1)) }
     // the link ended undecided, or the request went away: the call is denied
-    return this.deny(state)
+    return this.deny(state, signal)
   }
 
-  /** Denies a confirmation; one already decided answers its recorded outcome. */
-  private async deny(state: RequestState): Promise<ConfirmationAnswer> {
+  /**
+   * Denies a confirmation; one already decided answers its recorded outcome, and one approved
+   * whose run still goes on waits for it as an approved retry does (else `confirmation_running`).
+   */
+  private async deny(state: RequestState, signal: AbortSignal): Promise<ConfirmationAnswer> {
     const view = await this.tm.confirm(state.id, { approve: false })
     if (refusedWith(view, 'confirmation_used')) {
-      const recorded = await this.recorded(state.id)
-      if (recorded !== undefined) return { kind: 'result', view: recorded, replayed: true }
+      const recorded = (await this.recorded(state.id)) ?? (await this.awaitOutcome(state.id, signal))
+      if (recorded === undefined) return { kind: 'result', view: this.stillRunning(view), replayed: false }
+      return refusedWith(recorded, REFUSALS.confirmationDenied.code) ? { kind: 'declined', view: recorded } : { kind: 'result', view: recorded, replayed: true }
     }
+    if (this.store === undefined) remember(this.outcomes, state.id, view)
     return { kind: 'declined', view }
   }
 
@@ -317,7 +325,7 @@ export class McpConfirmations {
   private async settle(id: string, view: CallResult, used: string, signal: AbortSignal): Promise<ConfirmationAnswer> {
     if (refusedWith(view, used)) {
       const recorded = (await this.recorded(id)) ?? (await this.awaitRun(id, signal))
-      if (recorded === 'running') return { kind: 'result', view: viewOf(ToolResult.failed(refusalError(CONFIRMATION_RUNNING, STORE_TEXTS.confirmationStillRunning)), view.callId), replayed: false }
+      if (recorded === 'running') return { kind: 'result', view: this.stillRunning(view), replayed: false }
       if (recorded !== undefined) return { kind: 'result', view: recorded, replayed: true }
     }
     if (this.store === undefined && view.status !== 'refused') remember(this.outcomes, id, view)
@@ -351,6 +359,36 @@ export class McpConfirmations {
       clearTimeout(timer)
       signal.removeEventListener('abort', onAbort)
       stop.abort()
+    }
+  }
+
+  /** The refusal `confirmation_running` of a call approved and still running, with the call id of `view` (or `callId`). */
+  private stillRunning(view: CallResult | undefined, callId?: string): CallResult {
+    return viewOf(ToolResult.failed(refusalError(CONFIRMATION_RUNNING, STORE_TEXTS.confirmationStillRunning)), view?.callId ?? callId)
+  }
+
+  /**
+   * The outcome of confirmation `id`, approved and not yet recorded (its run goes on, here or on
+   * another instance): looked for every {@link RUN_POLL_MS} (this process's `confirmation`
+   * events, the store) at most `urlConfirmationWaitMs` and while `signal` lasts; undefined when
+   * it does not come.
+   */
+  private async awaitOutcome(id: string, signal: AbortSignal): Promise<CallResult | undefined> {
+    const until = Date.now() + this.urlWaitMs
+    for (;;) {
+      const recorded = await this.recorded(id)
+      if (recorded !== undefined) return recorded
+      if (signal.aborted || Date.now() >= until) return undefined
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', done)
+          resolve()
+        }
+        const timer = setTimeout(done, Math.min(RUN_POLL_MS, until - Date.now()))
+        timer.unref()
+        signal.addEventListener('abort', done, { once: true })
+      })
     }
   }
 
