@@ -115,7 +115,7 @@ describe('URL mode: a retry after accept while the call approved on the page sti
     await client.connect(new StreamableHTTPClientTransport(new URL(served.url), { fetch: validatingFetch(schemas, checked) }))
     closers.push(() => served.close(), () => client.close(), () => (release(), Promise.resolve()))
     const args = { amount: 9 }
-    const asked = (await client.callTool({ name: 'wire', arguments: args }, { allowInputRequired: true })) as { requestState: string; inputRequests: Record<string, { params: { url: string } }> }
+    const asked = (await client.callTool({ name: 'wire', arguments: args }, { allowInputRequired: true })) as unknown as { requestState: string; inputRequests: Record<string, { params: { url: string } }> }
     const [key, request] = Object.entries(asked.inputRequests)[0]!
     const link = request.params.url
     // approved on the page: the run starts and holds
@@ -133,5 +133,23 @@ describe('URL mode: a retry after accept while the call approved on the page sti
     expect(after.content?.[0]?.text).toContain('"wired":9')
     expect(after._meta?.['toolwire/replayed']).toBe(true)
     expect(runs).toBe(1)
+  })
+})
+
+describe('a confirmation that expired while its requestState is still valid', () => {
+  it('answers refused confirmation_expired (an isError result), and nothing runs', async () => {
+    let runs = 0
+    const tm = new ToolManager({ confirmTtlMs: 1 })
+    tm.register({ name: 'transfer', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => (runs++, 'sent') })
+    const served = await serveHttp(tm)
+    const client = new Client({ name: 'expired', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MCP_PROTOCOL_VERSION } }, inputRequired: { autoFulfill: false } })
+    await client.connect(new StreamableHTTPClientTransport(new URL(served.url), { fetch: validatingFetch(schemas, checked) }))
+    closers.push(() => served.close(), () => client.close())
+    const asked = (await client.callTool({ name: 'transfer', arguments: {} }, { allowInputRequired: true })) as Answer
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const retry = (await client.callTool({ name: 'transfer', arguments: {}, requestState: asked.requestState, inputResponses: { 'toolwire.confirm': { action: 'accept', content: { approve: true } } } } as never, { allowInputRequired: true })) as Answer
+    expect(retry.isError).toBe(true)
+    expect(retry.content?.[0]?.text).toMatch(/expired/)
+    expect(runs).toBe(0)
   })
 })

@@ -35,6 +35,15 @@ export function taskOf(value: unknown): RemoteTask | undefined {
   return typeof t.taskId === 'string' && t.taskId !== '' && STATUSES.has(t.status) ? (value as RemoteTask) : undefined
 }
 
+/** Whether a result carries a task handle put there by {@link taskAwareTransport}, well-formed or not. */
+export function carriesTaskHandle(result: unknown): boolean {
+  const meta = typeof result === 'object' && result !== null ? (result as { _meta?: unknown })._meta : undefined
+  return typeof meta === 'object' && meta !== null && Object.hasOwn(meta, TASK_META_KEY)
+}
+
+/** The shortest wait between two `tasks/get`, in ms, whatever the task's `pollIntervalMs` or `taskPoll.intervalMs` says. */
+export const MIN_TASK_POLL_MS = 100
+
 /** The task handle a result carries (put there by {@link taskAwareTransport}), or `undefined`. */
 export function taskHandleOf(result: unknown): RemoteTask | undefined {
   const meta = typeof result === 'object' && result !== null ? (result as { _meta?: unknown })._meta : undefined
@@ -112,7 +121,7 @@ export async function updateTask(client: TaskRequester, taskId: string, inputRes
 
 /** How importMcpTools waits for a remote task before answering `pending`. */
 export interface TaskPollOptions {
-  /** Between two `tasks/get`, in ms (default: the task's `pollIntervalMs`, else 1000). */
+  /** Between two `tasks/get`, in ms (default: the task's `pollIntervalMs`, else 1000; never under {@link MIN_TASK_POLL_MS}). */
   readonly intervalMs?: number
   /** The longest wait for a working task, in ms (default 0: answer `pending` at once). */
   readonly maxWaitMs?: number

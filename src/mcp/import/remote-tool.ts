@@ -13,7 +13,7 @@ import type { JsonValue } from '../../core/types.js'
 import { fromMcp, remoteConfirmation } from './from-mcp.js'
 import { callRemote, remoteFailure, type McpToolClient, type RemoteCallOptions, type RemoteCallParams } from './remote-client.js'
 import { REMOTE_INPUT_MAX_ROUNDS, remoteAsk, remoteInputStateOf, remoteReply, type RemoteAsk, type RemoteInputState } from './remote-input.js'
-import { canRequest, getTask, pause, taskHandleOf, updateTask, type RemoteTask, type TaskPollOptions } from './remote-task.js'
+import { canRequest, carriesTaskHandle, getTask, MIN_TASK_POLL_MS, pause, taskHandleOf, updateTask, type RemoteTask, type TaskPollOptions } from './remote-task.js'
 
 /** What a round answers locally. */
 type Local = ToolResult | ModelResult | HelperResult
@@ -89,6 +89,8 @@ export class RemoteTool {
     if (typeof r === 'object' && r !== null && r.resultType === 'input_required') return this.ask(remoteAsk(r, round), ctx)
     const task = taskHandleOf(result)
     if (task !== undefined) return this.followTask(task, round, ctx, false)
+    if (carriesTaskHandle(result)) return errorResult('The MCP server answered with a malformed task handle (no task id, or an unknown status).')
+    if (typeof result !== 'object' || result === null) return errorResult('The MCP server answered without a result.')
     const complete = result as CallToolResult
     return remoteConfirmation(complete) ?? fromMcp(complete, { untrusted: this.untrusted })
   }
@@ -97,9 +99,17 @@ export class RemoteTool {
   private ask(ask: RemoteAsk, ctx: ToolContext, taskId?: string): Local {
     if (ask.kind === 'unsupported') return errorResult(`The MCP server asked for input importMcpTools cannot give (${ask.what}).`)
     if (ask.state.round > REMOTE_INPUT_MAX_ROUNDS) return errorResult(`The MCP server asked for input more than ${REMOTE_INPUT_MAX_ROUNDS} times in one call.`)
+    let asked: ModelResult
+    try {
+      if (ask.kind === 'input') asked = pending({ kind: 'input', prompt: ask.prompt, schema: ask.schema })
+      else asked = pending(ask.url === undefined ? { kind: 'confirmation', summary: ask.summary } : { kind: 'confirmation', summary: ask.summary, url: ask.url })
+    } catch (err) {
+      // a request pending() refuses: a schema over its limits (64 KiB, 32 levels), a summary or URL it cannot carry
+      const why = err instanceof TypeError ? err.message.replace(/^toolwire: /, '') : 'not a request toolwire can carry'
+      return errorResult(`The MCP server asked for input importMcpTools cannot carry (${shortText(why)}).`)
+    }
     keepForResume(ctx, (taskId === undefined ? ask.state : { ...ask.state, taskId }) as unknown as JsonValue)
-    if (ask.kind === 'input') return pending({ kind: 'input', prompt: ask.prompt, schema: ask.schema })
-    return pending(ask.url === undefined ? { kind: 'confirmation', summary: ask.summary } : { kind: 'confirmation', summary: ask.summary, url: ask.url })
+    return asked
   }
 
   private requester(): Parameters<typeof getTask>[0] {
@@ -123,7 +133,8 @@ export class RemoteTool {
       const maxWaitMs = this.taskPoll.maxWaitMs ?? 0
       const started = Date.now()
       while (task.status === 'working' && Date.now() - started < maxWaitMs && !ctx.signal.aborted) {
-        const interval = this.taskPoll.intervalMs ?? task.pollIntervalMs ?? 1000
+        // a remote cannot make the client poll faster than MIN_TASK_POLL_MS
+        const interval = Math.max(MIN_TASK_POLL_MS, this.taskPoll.intervalMs ?? task.pollIntervalMs ?? 1000)
         await pause(Math.max(1, Math.min(interval, maxWaitMs - (Date.now() - started))), ctx.signal)
         task = await getTask(requester, task.taskId, options)
       }
@@ -132,6 +143,7 @@ export class RemoteTool {
     }
     switch (task.status) {
       case 'completed':
+        if (typeof task.result !== 'object' || task.result === null) return errorResult('The remote task completed without a result.')
         return this.settle(task.result, round, ctx)
       case 'failed':
         return errorResult(`The remote task failed: ${shortText(task.error?.message ?? task.statusMessage ?? 'no message')}`)
