@@ -135,6 +135,26 @@ describe('tasks/cancel over HTTP', () => {
   })
 })
 
+describe('tasks/update with an answer that is not one to what was asked', () => {
+  it.each([
+    ['approve as a string', { action: 'accept', content: { approve: 'true' } }],
+    ['accept without content', { action: 'accept' }],
+    ['an unknown action', { action: 'maybe' }],
+  ])('%s is ignored: the task stays input_required, nothing runs; a valid approval then runs it once', async (_label, response) => {
+    const store = new MemoryStore()
+    const runs: string[] = []
+    const served = await serve(manager(store, runs, 'A'), store)
+    const taskId = (await call(served.url, 'pay')).result.taskId as string
+    const sent = await taskRpc(served.url, 'tasks/update', { taskId, inputResponses: { 'confirm-1': response }, _meta: taskMeta(true) }, taskId)
+    expect(sent.result).toMatchObject({ resultType: 'complete' })
+    expect((await get(served.url, taskId)).result).toMatchObject({ status: 'input_required', inputRequests: { 'confirm-1': expect.any(Object) } })
+    expect(runs).toEqual([])
+    await update(served.url, taskId)
+    expect((await settledTask([served.url], taskId)).result).toMatchObject({ status: 'completed' })
+    expect(runs).toHaveLength(1)
+  })
+})
+
 describe('owner separation over HTTP', () => {
   it('a task made under one bearer token is "not found" under another, for get, update and cancel; untouched', async () => {
     const store = new MemoryStore()

@@ -221,6 +221,17 @@ function decisionOf(request: JsonValue | undefined, response: JsonValue): { read
   return typeof content.answer === 'string' ? { go: true, answer: content.answer } : { go: false, answer: null }
 }
 
+/** Whether `response` answers `request`: a decline or cancel, or an accept whose content is what the form asks (a boolean `approve`, a string `answer`). */
+function answersRequest(request: JsonValue | undefined, response: JsonValue): boolean {
+  const r = record(response)
+  if (r?.action === 'decline' || r?.action === 'cancel') return true
+  const content = record(r?.content)
+  if (r?.action !== 'accept' || content === undefined) return false
+  const props = record(record(record(record(request)?.params)?.requestedSchema)?.properties)
+  if (props !== undefined && Object.hasOwn(props, 'approve')) return typeof content.approve === 'boolean'
+  return typeof content.answer === 'string'
+}
+
 const DECLINED_RESULT = (callId: string): JsonObject => ({
   resultType: 'complete',
   content: [{ type: 'text', text: 'The user declined this request; the call did not continue.' }],
@@ -367,8 +378,10 @@ export class McpTasks {
   async update(params: unknown, owner: string): Promise<TaskAck> {
     const responses = record(record(params)?.inputResponses)
     if (responses === undefined) throw new TaskRequestError(TASK_ERROR_CODES.invalidParams, 'tasks/update needs inputResponses (an object)')
-    const { taskId } = await this.find(params, owner)
-    const answered = await this.guard(() => this.tasks.respond(taskId, owner, responses as JsonObject, this.leaseMs))
+    const { taskId, row } = await this.find(params, owner)
+    // an answer that is not one to what was asked (`approve: "true"`, no `answer`) is ignored: the key stays outstanding
+    const valid = Object.fromEntries(Object.entries(responses).filter(([key, response]) => answersRequest(row.inputRequests?.[key], response as JsonValue))) as JsonObject
+    const answered = await this.guard(() => this.tasks.respond(taskId, owner, valid, this.leaseMs))
     if (answered === undefined) throw taskNotFound()
     const keys = Object.keys(answered.accepted)
     // the one caller that recorded the last outstanding answer continues the call
