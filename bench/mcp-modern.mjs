@@ -1,7 +1,7 @@
 // MCP over HTTP: toolwire's `serveHttp` against a plain SDK v2 server, both eras, same run.
 // Part of `npm run bench` (with its small defaults).
 //
-//   npm run build:ts && node bench/mcp-modern.mjs [--rounds 5] [--calls 100] [--inflight 16]
+//   npm run build:ts && node bench/mcp-modern.mjs [--rounds 7] [--calls 300] [--inflight 16]
 //                                                 [--era modern|legacy|both] [--transport http,stdio] [--out <file>]
 //
 // Two server processes serve the same echo tool: `toolwire serve echo.mjs --http --stateless`
@@ -32,8 +32,8 @@ const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`)
   return i === -1 ? fallback : process.argv[i + 1]
 }
-const ROUNDS = Number(option('rounds', 5))
-const CALLS = Number(option('calls', 100))
+const ROUNDS = Number(option('rounds', 7))
+const CALLS = Number(option('calls', 300))
 const INFLIGHT = Number(option('inflight', 16))
 const ERAS = { modern: ['modern'], legacy: ['legacy'], both: ['modern', 'legacy'] }[option('era', 'both')]
 const TRANSPORTS = option('transport', 'http,stdio').split(',')
