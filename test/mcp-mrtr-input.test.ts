@@ -16,14 +16,14 @@ import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/
 import { ToolManager } from '../src/runtime/manager.js'
 import { pending } from '../src/core/helpers.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
-import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import type { ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
 import { serveStdio } from '../src/mcp/stdio.js'
 import { McpConfirmations, type AskedCall } from '../src/mcp/input-required.js'
 import type { ServableManager } from '../src/mcp/meta.js'
 import { pipeTransport } from './fixtures/mcp/pipe.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
-import { postgresUrl } from './fixtures/mcp/instances.js'
+import { postgresPair, postgresUrl } from './fixtures/mcp/instances.js'
 
 const schemas = frameSchemas()
 const PG_URL = postgresUrl('mcp-mrtr-input')
@@ -258,9 +258,7 @@ describe.skipIf(PG_URL === undefined)('pending input across two instances on Pos
   let a: HttpMcpServer
   let b: HttpMcpServer
   beforeAll(async () => {
-    const schema = `tw_mrtr_in_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
-    storeA = await openPostgresStore({ connectionString: PG_URL!, schema })
-    storeB = await openPostgresStore({ connectionString: PG_URL!, schema })
+    ;[storeA, storeB] = await postgresPair(PG_URL!, 'tw_mrtr_in')
     a = await serveHttp(manager(runs, { store: storeA, approvalSecret: SECRET, storeKey: STORE_KEY }, '@A'), { store: storeA, approvalSecret: SECRET })
     b = await serveHttp(manager(runs, { store: storeB, approvalSecret: SECRET, storeKey: STORE_KEY }, '@B'), { store: storeB, approvalSecret: SECRET })
   })

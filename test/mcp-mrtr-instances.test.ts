@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import type { ToolManager } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
-import { openPostgresStore, type ToolStore } from '../src/runtime/store/index.js'
+import type { ToolStore } from '../src/runtime/store/index.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
-import { payManager, postgresUrl } from './fixtures/mcp/instances.js'
+import { payManager, postgresPair, postgresUrl } from './fixtures/mcp/instances.js'
 import { frameSchemas, validatingFetch } from './fixtures/mcp/frames.js'
 
 const PG_URL = postgresUrl('mcp-mrtr-instances')
@@ -30,9 +30,7 @@ describe.skipIf(PG_URL === undefined)('MRTR confirmations across two instances o
   let a: HttpMcpServer
   let b: HttpMcpServer
   beforeAll(async () => {
-    const schema = `tw_mrtr_${process.pid}_${Math.floor(Math.random() * 1e9).toString(36)}`
-    storeA = await openPostgresStore({ connectionString: PG_URL!, schema })
-    storeB = await openPostgresStore({ connectionString: PG_URL!, schema })
+    ;[storeA, storeB] = await postgresPair(PG_URL!, 'tw_mrtr')
     a = await serveHttp(manager(storeA, runs, 'A'), { store: storeA, approvalSecret: SECRET })
     b = await serveHttp(manager(storeB, runs, 'B'), { store: storeB, approvalSecret: SECRET })
   })

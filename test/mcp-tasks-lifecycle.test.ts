@@ -16,7 +16,7 @@ import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
 import { serveHttp, type HttpMcpServer } from '../src/mcp/http.js'
 import { MemoryStore, openSqliteStore, StoreUnavailableError, type ToolStore } from '../src/runtime/store/index.js'
 import { TASK_SWEEP_MS } from '../src/mcp/task-serving.js'
-import { payManager } from './fixtures/mcp/instances.js'
+import { failingTaskCreate, payManager } from './fixtures/mcp/instances.js'
 import { settledTask, taskMeta, taskRpc } from './fixtures/mcp/task-rpc.js'
 import { gate } from './support.js'
 
@@ -215,17 +215,8 @@ describe('a restart on the same SQLite file', () => {
 describe('a task store that fails when the task is written', () => {
   it('the client gets a clear -32603, the call does not run, nothing is left unhandled', async () => {
     const store = new MemoryStore()
-    const real = store.tasks
-    const broken: ToolStore = Object.assign(Object.create(store) as ToolStore, {
-      tasks: {
-        create: async () => {
-          throw new StoreUnavailableError('toolwire: the memory store failed: disk at /secret/path on fire')
-        },
-        get: real.get.bind(real),
-        update: real.update.bind(real),
-        respond: real.respond.bind(real),
-        sweep: real.sweep.bind(real),
-      },
+    const broken = failingTaskCreate(store, () => {
+      throw new StoreUnavailableError('toolwire: the memory store failed: disk at /secret/path on fire')
     })
     const runs: string[] = []
     const served = await serve(manager(broken, runs, 'A'), broken)

@@ -14,6 +14,7 @@ import { McpTasks, TASK_NOT_FOUND_MESSAGE, TaskRequestError, becomesTask, declar
 import { gate } from './support.js'
 import { frameSchemas, type TaskDef } from './fixtures/mcp/frames.js'
 import { storeKinds, storePair } from './stores.js'
+import { failingTaskCreate } from './fixtures/mcp/instances.js'
 
 const kinds = await storeKinds('mcp_tasks')
 /** Every store the file opened, closed after its tests. */
@@ -155,20 +156,11 @@ describe('when a tools/call becomes a task', () => {
     const release = gate()
     tm.register({ name: 'now', inputSchema: { type: 'object' }, longRunning: true, run: () => { runs.push('now'); return 1 } })
     tm.register({ name: 'later', inputSchema: { type: 'object' }, longRunning: { afterMs: 0 }, run: async () => { await release.promise; runs.push('later'); return 2 } })
-    const real = store.tasks
     let creates = 0
-    const broken: ToolStore = Object.assign(Object.create(store) as ToolStore, {
-      tasks: {
-        create: async () => {
-          // the second create is the one after afterMs: the slow call may finish now
-          if (++creates === 2) release.release()
-          throw new StoreUnavailableError('toolwire: the memory store failed: disk on fire')
-        },
-        get: real.get.bind(real),
-        update: real.update.bind(real),
-        respond: real.respond.bind(real),
-        sweep: real.sweep.bind(real),
-      },
+    const broken = failingTaskCreate(store, () => {
+      // the second create is the one after afterMs: the slow call may finish now
+      if (++creates === 2) release.release()
+      throw new StoreUnavailableError('toolwire: the memory store failed: disk on fire')
     })
     const errors: unknown[] = []
     const tasks = McpTasks.open(tm, broken, { onError: (e) => errors.push(e) })!
