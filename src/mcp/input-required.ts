@@ -339,27 +339,9 @@ export class McpConfirmations {
    */
   private async awaitRun(id: string, signal: AbortSignal): Promise<CallResult | 'running' | undefined> {
     const here = this.runs.get(id)
-    if (here === undefined && !(await this.runsInStore(id))) return undefined
-    const stop = new AbortController()
-    const onAbort = (): void => stop.abort()
-    signal.addEventListener('abort', onAbort, { once: true })
-    const timer = setTimeout(() => stop.abort(), this.urlWaitMs)
-    timer.unref()
-    const stopped = new Promise<'running'>((resolve) => stop.signal.addEventListener('abort', () => resolve('running'), { once: true }))
-    try {
-      if (here !== undefined) return await Promise.race([here, stopped])
-      while (!stop.signal.aborted) {
-        await Promise.race([new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS).unref()), stopped])
-        const recorded = await this.recorded(id)
-        if (recorded !== undefined) return recorded
-        if (!(await this.runsInStore(id))) return undefined
-      }
-      return 'running'
-    } finally {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-      stop.abort()
-    }
+    if (here !== undefined) return (await this.awaitOutcome(id, signal, here)) ?? 'running'
+    if (!(await this.runsInStore(id))) return undefined
+    return (await this.awaitOutcome(id, signal)) ?? 'running'
   }
 
   /** The refusal `confirmation_running` of a call approved and still running, with the call id of `view` (or `callId`). */
@@ -369,14 +351,16 @@ export class McpConfirmations {
 
   /**
    * The outcome of confirmation `id`, approved and not yet recorded (its run goes on, here or on
-   * another instance): looked for every {@link RUN_POLL_MS} (this process's `confirmation`
-   * events, the store) at most `urlConfirmationWaitMs` and while `signal` lasts; undefined when
-   * it does not come.
+   * another instance): `here`, the run in this process, when given; else looked for every
+   * {@link RUN_POLL_MS} (this process's `confirmation` events, the store). At most
+   * `urlConfirmationWaitMs` and while `signal` lasts; undefined when it does not come.
    */
-  private async awaitOutcome(id: string, signal: AbortSignal): Promise<CallResult | undefined> {
+  private async awaitOutcome(id: string, signal: AbortSignal, here?: Promise<CallResult>): Promise<CallResult | undefined> {
     const until = Date.now() + this.urlWaitMs
+    let settled: CallResult | undefined
+    void here?.then((view) => (settled = view)).catch(() => undefined)
     for (;;) {
-      const recorded = await this.recorded(id)
+      const recorded = settled ?? (here === undefined ? await this.recorded(id) : undefined)
       if (recorded !== undefined) return recorded
       if (signal.aborted || Date.now() >= until) return undefined
       await new Promise<void>((resolve) => {
@@ -388,6 +372,8 @@ export class McpConfirmations {
         const timer = setTimeout(done, Math.min(RUN_POLL_MS, until - Date.now()))
         timer.unref()
         signal.addEventListener('abort', done, { once: true })
+        // the run here settling ends the wait at once
+        void here?.then(done, done)
       })
     }
   }

@@ -216,9 +216,14 @@ function decisionOf(request: JsonValue | undefined, response: JsonValue): { read
   const r = record(response)
   const content = record(r?.content)
   if (r?.action !== 'accept' || content === undefined) return { go: false, answer: null }
-  const props = record(record(record(record(request)?.params)?.requestedSchema)?.properties)
-  if (props !== undefined && Object.hasOwn(props, 'approve')) return { go: content.approve === true, answer: true }
+  if (asksApproval(request)) return { go: content.approve === true, answer: true }
   return typeof content.answer === 'string' ? { go: true, answer: content.answer } : { go: false, answer: null }
+}
+
+/** Whether an input request is an approval form (its schema has an `approve` field), not an input form. */
+function asksApproval(request: JsonValue | undefined): boolean {
+  const props = record(record(record(record(request)?.params)?.requestedSchema)?.properties)
+  return props !== undefined && Object.hasOwn(props, 'approve')
 }
 
 /** Whether `response` answers `request`: a decline or cancel, or an accept whose content is what the form asks (a boolean `approve`, a string `answer`). */
@@ -227,8 +232,7 @@ function answersRequest(request: JsonValue | undefined, response: JsonValue): bo
   if (r?.action === 'decline' || r?.action === 'cancel') return true
   const content = record(r?.content)
   if (r?.action !== 'accept' || content === undefined) return false
-  const props = record(record(record(record(request)?.params)?.requestedSchema)?.properties)
-  if (props !== undefined && Object.hasOwn(props, 'approve')) return typeof content.approve === 'boolean'
+  if (asksApproval(request)) return typeof content.approve === 'boolean'
   return typeof content.answer === 'string'
 }
 
