@@ -29,7 +29,10 @@ export type {
   ToolManagerOptions,
   ToolManifestEntry,
   RetryOptions,
+  AnswerOptions,
 } from './runtime/manager.js'
+export { principalKey, readPrincipal, missingScopes } from './runtime/principal.js'
+export type { Principal, PrincipalRef, ImpliedScopes } from './runtime/principal.js'
 export { createOutcomeTool } from './runtime/outcome.js'
 export type { OutcomeDiagnostics, OutcomeInvocation, OutcomeTool, OutcomeToolOptions, ToolExecutionOutcome } from './runtime/outcome.js'
 export { createFormTool } from './runtime/form.js'

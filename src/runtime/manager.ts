@@ -42,6 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
+import type { ImpliedScopes } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -84,6 +85,10 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly approvalSecret?: ApprovalSecrets
   /** With a store: how long a run may hold its claim or idempotency key before it counts as crashed (default 10 minutes). */
   readonly leaseMs?: number
+  /** The scopes a caller's principal needs for a tool that declares none (default: none). See docs/auth.md. */
+  readonly scopes?: readonly string[]
+  /** Scopes that grant others (`{ 'files:admin': ['files:write'] }`), followed when checking a tool's scopes. */
+  readonly impliedScopes?: ImpliedScopes
 }
 
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown

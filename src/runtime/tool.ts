@@ -6,6 +6,7 @@ import type { BreakerOptions } from './breaker.js'
 import type { HelperResult } from '../core/helpers.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import type { TraceContext } from '../observe/trace-context.js'
+import type { Principal } from './principal.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {
@@ -43,6 +44,8 @@ export interface ToolContext {
    * below `level`). An unknown level, or a call already settled, logs nothing.
    */
   log(level: ToolLogLevel, data: unknown): void
+  /** Who called: the principal given to `tm.call` (from a verified access token over MCP); `undefined` for the operator. */
+  readonly principal?: Principal
 }
 
 /** The severities of `ctx.log` (RFC 5424, as MCP's `notifications/message` names them), least severe first. */
@@ -61,7 +64,7 @@ export type PermissionDecision =
 
 /** Runs before the body; nothing the tool does can waive its denial. */
 export type PermissionHook = (
-  call: { readonly tool: string; readonly input: unknown; readonly callId: string },
+  call: { readonly tool: string; readonly input: unknown; readonly callId: string; readonly principal?: Principal },
 ) => PermissionDecision | Promise<PermissionDecision>
 
 import type { JsonSchema, ToolSchema } from '../core/schema-types.js'
@@ -93,6 +96,12 @@ export interface ToolDefinition<I = Record<string, unknown>, S extends ToolSchem
   readonly timeoutMs?: number
   readonly concurrency?: number | ConcurrencyOptions
   readonly permission?: PermissionHook
+  /**
+   * The scopes a caller's principal must hold to call this tool (default: the manager's
+   * `scopes`). A call with a principal lacking one is refused `insufficient_scope` and nothing
+   * runs; a call without a principal (your own code, the operator) is not checked.
+   */
+  readonly scopes?: readonly string[]
   /** Deferred mode: the call does not run until `tm.confirm(confirmId, { approve: true })`. */
   readonly needsConfirmation?: boolean | ((input: I, ctx: ToolContext) => boolean | Promise<boolean>)
   /**
@@ -161,6 +170,18 @@ export interface CallOptions {
    * ignored (the span starts under the active context), never an error.
    */
   readonly traceContext?: TraceContext
+  /**
+   * Who is calling (see docs/auth.md): the tool's scopes are checked against its `scopes`, the
+   * body and permission hooks see it, records name its subject, and what the call leaves behind
+   * (a parked call, an undo, an idempotency key) belongs to it. Without one, the call is the
+   * operator's, as before.
+   */
+  readonly principal?: Principal
+}
+
+/** Who answers a parked call, undoes or cancels a call: the principal that made it, or none (the operator, who may answer any). */
+export interface AnswerOptions {
+  readonly principal?: Principal
 }
 
 /** What a tool's `undo(payload, ctx)` receives besides the payload. */
@@ -168,6 +189,8 @@ export interface UndoContext {
   /** The call being undone. */
   readonly callId: string
   readonly toolName: string
+  /** Who asked for the undo, when a principal did. */
+  readonly principal?: Principal
 }
 
 /** One tool in `tm.manifest()`. */
@@ -182,6 +205,8 @@ export interface ToolManifestEntry {
   readonly longRunning?: true | { readonly afterMs: number }
   /** The tool's `confirmVia`, when it sets one: how an MCP client is asked to confirm. */
   readonly confirmVia?: 'form' | 'url'
+  /** The scopes a caller needs (the tool's `scopes`, else the manager's), when there are any. */
+  readonly scopes?: readonly string[]
 }
 
 /** Options of `tm.register`. */
