@@ -30,6 +30,7 @@ export type {
   ToolManifestEntry,
   RetryOptions,
   AnswerOptions,
+  ConfirmDecision,
 } from './runtime/manager.js'
 export { principalKey, readPrincipal, missingScopes } from './runtime/principal.js'
 export type { Principal, PrincipalRef, ImpliedScopes } from './runtime/principal.js'

@@ -27,7 +27,7 @@ import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome }
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
-import type { CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
+import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
 import { clipped, sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
@@ -42,7 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import type { ImpliedScopes } from './principal.js'
+import type { ImpliedScopes, PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -89,6 +89,14 @@ export interface ToolManagerOptions extends SchemaOptions {
   readonly scopes?: readonly string[]
   /** Scopes that grant others (`{ 'files:admin': ['files:write'] }`), followed when checking a tool's scopes. */
   readonly impliedScopes?: ImpliedScopes
+}
+
+/** The decision given to `tm.confirm`. */
+export interface ConfirmDecision extends AnswerOptions {
+  /** `true` runs the call; `false` denies it. Anything else is refused and leaves the call parked. */
+  readonly approve: boolean
+  /** Who approved (recorded in the evidence and the `confirmation` event): a signed-in approver, given by your approval page. */
+  readonly approvedBy?: PrincipalRef
 }
 
 type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
@@ -495,7 +503,7 @@ export class ToolManager {
   }
 
   /** Cancels an in-flight call as the operator. Returns whether a call was stopped. Only the exact call id matches. */
-  cancel(callId: string): boolean {
+  cancel(callId: string, options?: AnswerOptions): boolean {
     const call = this.inflightCall(callId)
     if (call === undefined) {
       const cut = typeof callId === 'string' ? this.validating.get(callId) : undefined
@@ -511,7 +519,7 @@ export class ToolManager {
    * Approves or denies a call waiting for confirmation. Runs the tool on approval;
    * the outcome also arrives as a `confirmation` event. Never rejects.
    */
-  confirm(confirmId: string, decision: { readonly approve: boolean }): Promise<CallResult> {
+  confirm(confirmId: string, decision: ConfirmDecision): Promise<CallResult> {
     let approve: unknown
     try {
       approve = decision?.approve
@@ -566,7 +574,7 @@ export class ToolManager {
   }
 
   /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
-  resume(requestId: string, answer: unknown): Promise<CallResult> {
+  resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
     const parked = this.parked.get(requestId)
     const refusal = this.checkParked(parked, 'suspension')
@@ -722,7 +730,7 @@ export class ToolManager {
    * Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects.
    * An undo whose run fails (its view is not `ok`) stays registered: `tm.undo` may try it again.
    */
-  undo(callId: string): Promise<CallResult> {
+  undo(callId: string, options?: AnswerOptions): Promise<CallResult> {
     const registered = this.undos.get(callId)
     const tool = 'undo'
     // through the store: exactly one manager on it takes the undo
@@ -810,7 +818,7 @@ export class ToolManager {
    * answer is {@link canUndo}'s. Rejects with a `StoreUnavailableError` when the store fails
    * (also an `error` event): `false` always means there is nothing to undo here.
    */
-  async undoable(callId: string): Promise<boolean> {
+  async undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
     if (typeof callId !== 'string') return false
     if (this.undos.has(callId)) return true
     if (this.durable === undefined) return false
@@ -837,7 +845,7 @@ export class ToolManager {
    * by another manager (or before a restart) is not known here, and one that another manager
    * took still answers `true`. Ask {@link undoable} for the store's answer.
    */
-  canUndo(callId: string): boolean {
+  canUndo(callId: string, options?: AnswerOptions): boolean {
     return this.undos.has(callId) || (this.durable !== undefined && this.durable.undos.has(callId))
   }
 
