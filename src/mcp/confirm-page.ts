@@ -28,6 +28,9 @@ import { STORE_TEXTS } from '../core/texts.js'
 import type { ServableManager } from './meta.js'
 import { readBody } from './body.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from './seal.js'
+import { escapeHtml, page } from './confirm-html.js'
+import { SIGN_IN_CALLBACK, type ConfirmSignIn } from './auth/signin.js'
+import type { PrincipalRef } from '../runtime/principal.js'
 
 /** What the page shows of a call waiting for confirmation. */
 export interface ConfirmationLinkInput {
@@ -62,35 +65,10 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/
 /** The largest form body the page accepts. */
 const FORM_MAX_BYTES = 4096
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
-}
-
 function shown(value: unknown): string {
   if (value === undefined) return '—'
   const text = typeof value === 'string' ? value : JSON.stringify(value)
   return text.length > 2000 ? `${text.slice(0, 2000)}…` : text
-}
-
-const HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  // same-origin, not no-referrer: with no-referrer the browser sends `Origin: null` on the form's POST
-  'referrer-policy': 'same-origin',
-}
-
-function page(res: ServerResponse, status: number, title: string, body: string): void {
-  const html =
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
-    `<title>${escapeHtml(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}` +
-    'table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top;word-break:break-all}' +
-    'button{font-size:1rem;padding:.5rem 1.5rem;margin-right:1rem;border-radius:4px;border:1px solid #888;cursor:pointer}#approve{background:#1a7f37;color:#fff}#deny{background:#fff}' +
-    `code{background:#f3f3f3;padding:0 .2rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`
-  res.writeHead(status, { ...HEADERS, 'content-length': Buffer.byteLength(html) })
-  res.end(html)
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -125,8 +103,8 @@ function shownSummary(entry: PageEntry): string {
   return `${escapeHtml(text)}… <small id="shortened">(shortened: the whole summary is ${length.toLocaleString('en')} characters)</small>`
 }
 
-/** The page of a link still good: the call, its changes, Approve and Deny. */
-function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string): void {
+/** The page of a link still good: the call, its changes, Approve and Deny (and who is signed in, with sign-in). */
+function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string, approver: PrincipalRef | undefined): void {
   const changes =
     entry.changes === undefined || entry.changes.length === 0
       ? ''
@@ -137,7 +115,8 @@ function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string): void 
     res,
     200,
     'Confirm a tool call',
-    `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
+    (approver === undefined ? '' : `<p>Signed in as <strong id="approver">${escapeHtml(approver.subject)}</strong>.</p>`) +
+      `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
       `<p id="summary" style="font-size:1.2rem">${shownSummary(entry)}</p>${changes}` +
       `<form method="post"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">` +
       '<button id="approve" type="submit" name="decision" value="approve">Approve</button>' +
@@ -188,6 +167,16 @@ export interface ConfirmationPagesOptions {
   readonly ttlMs?: number
   /** The most links open at once (default 10 000); the oldest is dropped beyond. */
   readonly max?: number
+  /** With `auth.signIn`: only a signed-in approver (holding the approver scope) may answer, and the decision says who. */
+  readonly signIn?: ConfirmSignIn
+}
+
+/**
+ * With sign-in, the approver of a good link (or `null` once the sign-in has answered: a
+ * redirect or a refusal); without, `undefined`: the link is the credential.
+ */
+async function approverOf(signIn: ConfirmSignIn | undefined, req: IncomingMessage, res: ServerResponse, pathname: string, tool: string): Promise<PrincipalRef | null | undefined> {
+  return signIn === undefined ? undefined : ((await signIn.approver(req, res, pathname, tool)) ?? null)
 }
 
 /** Single-use approval links for calls waiting for confirmation, and the page behind them. */
@@ -197,6 +186,7 @@ export class ConfirmationPages {
   private readonly waiters = new Map<string, Set<(view: CallResult | undefined) => void>>()
   private readonly ttlMs: number
   private readonly max: number
+  private readonly signIn: ConfirmSignIn | undefined
   private listening = false
 
   constructor(
@@ -205,6 +195,7 @@ export class ConfirmationPages {
   ) {
     this.ttlMs = options.ttlMs ?? 10 * 60_000
     this.max = options.max ?? 10_000
+    this.signIn = options.signIn
   }
 
   /** A confirmation answered any other way (elicitation, `tm.confirm`) closes its link. */
@@ -286,6 +277,7 @@ export class ConfirmationPages {
 
   /** Serves `GET` (the page) and `POST` (the decision) of `/confirm/<secret>`. */
   async handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+    if (this.signIn !== undefined && pathname === SIGN_IN_CALLBACK) return this.signIn.callback(req, res)
     const secret = pathname.slice(CONFIRM_PATH.length)
     const entry = SECRET_SHAPE.test(secret) ? this.entries.get(secret) : undefined
     if (entry === undefined || entry.expiresAt < Date.now()) {
@@ -294,8 +286,10 @@ export class ConfirmationPages {
       gonePage(res)
       return
     }
+    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry.tool)
+    if (approvedBy === null) return
     if (req.method === 'GET' || req.method === 'HEAD') {
-      confirmPage(res, entry, entry.csrf)
+      confirmPage(res, entry, entry.csrf, approvedBy)
       return
     }
     const decision = await readDecision(req, res, entry.csrf)
@@ -307,7 +301,7 @@ export class ConfirmationPages {
     const approve = decision === 'approve'
     let view: CallResult
     try {
-      view = await this.tm.confirm(entry.confirmId, { approve })
+      view = await this.tm.confirm(entry.confirmId, approvedBy === undefined ? { approve } : { approve, approvedBy })
     } catch {
       for (const resolve of waiting ?? []) resolve(undefined)
       page(res, 500, 'Something went wrong', '<p>The decision could not be recorded.</p>')
@@ -421,6 +415,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
   private readonly ttlMs: number
   private readonly pollMs: number
   private readonly outcomeWaitMs: number
+  private readonly signIn: ConfirmSignIn | undefined
   /** The store's clock (its `now` option), the one its expiries are dated with; `Date.now` for a store without one. */
   private readonly now: () => number
   /** Waiters for a decision, by `confirmId`: resolved by a decision made in this process. */
@@ -439,6 +434,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     this.ttlMs = options.ttlMs ?? 10 * 60_000
     this.pollMs = options.pollMs ?? 1000
     this.outcomeWaitMs = options.outcomeWaitMs ?? 30_000
+    this.signIn = options.signIn
     const store = options.store
     const clock = store.now
     this.now = typeof clock === 'function' ? () => clock.call(store) : Date.now
@@ -611,6 +607,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+    if (this.signIn !== undefined && pathname === SIGN_IN_CALLBACK) return this.signIn.callback(req, res)
     const link = pathname.slice(CONFIRM_PATH.length)
     const entry = this.unseal(link)
     const good = entry === undefined ? false : await this.good(entry)
@@ -620,8 +617,10 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       else gonePage(res)
       return
     }
+    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry!.tool)
+    if (approvedBy === null) return
     if (req.method === 'GET' || req.method === 'HEAD') {
-      confirmPage(res, entry!, entry!.csrf)
+      confirmPage(res, entry!, entry!.csrf, approvedBy)
       return
     }
     const decision = await readDecision(req, res, entry!.csrf)
@@ -632,7 +631,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     this.deciding.set(handle, (this.deciding.get(handle) ?? 0) + 1)
     try {
       // single use across instances: the store's claim lets one decision apply; the others are refused
-      view = await this.tm.confirm(handle, { approve })
+      view = await this.tm.confirm(handle, approvedBy === undefined ? { approve } : { approve, approvedBy })
     } catch {
       page(res, 500, 'Something went wrong', '<p>The decision could not be recorded.</p>')
       return
