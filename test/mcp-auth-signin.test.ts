@@ -127,6 +127,12 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     await signIn.load()
     served.pages = new ConfirmationPages(tm, { signIn })
   })
+  /** Parks a call for `user`, opens its link in a new browser and signs in as `account`: the page's response. */
+  async function openSignedIn(user: string, account: string): Promise<{ path: string; browser: Browser; res: Response }> {
+    const path = await park(tm, served.pages!, user)
+    const browser = new Browser(served.origin)
+    return { path, browser, res: await signInAndOpen(browser, issuer, path, account) }
+  }
   afterAll(async () => {
     served.pages?.close()
     await new Promise<void>((r) => served.http.close(() => r()))
@@ -157,6 +163,22 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     expect(flow).not.toContain('Secure')
   })
 
+  it('behind an https public URL the cookies are Secure and the callback is on that origin', async () => {
+    const previous = served.pages!
+    const https = new ConfirmSignIn({ issuer: issuer.issuer, audience: resource, publicUrl: 'https://approve.example.com/mcp', signIn: { clientId: issuer.clientId } })
+    served.pages = new ConfirmationPages(tm, { signIn: https })
+    try {
+      const browser = new Browser(served.origin)
+      const res = await browser.fetch(await park(tm, served.pages, 'tls'))
+      expect(res.status).toBe(302)
+      expect(new URL(res.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://approve.example.com/confirm/callback')
+      expect(browser.setCookies.find((c) => c.startsWith('toolwire_signin='))).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
+    } finally {
+      served.pages.close()
+      served.pages = previous
+    }
+  })
+
   it('an anonymous POST is refused 403 and nothing runs', async () => {
     const path = await park(tm, served.pages!, 'anon')
     const before = decisions.length
@@ -168,9 +190,7 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   })
 
   it('a signed-in approver with the scope approves once: the call runs once and tm.confirm gets approvedBy', async () => {
-    const path = await park(tm, served.pages!, 'ada-user')
-    const browser = new Browser(served.origin)
-    const pageRes = await signInAndOpen(browser, issuer, path, 'ada@example.com')
+    const { path, browser, res: pageRes } = await openSignedIn('ada-user', 'ada@example.com')
     expect(pageRes.status).toBe(200)
     const html = await pageRes.text()
     expect(html).toContain('Signed in as <strong id="approver">ada@example.com</strong>')
@@ -191,9 +211,8 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   })
 
   it('a denial is made by a signed-in approver too, and says who', async () => {
-    const path = await park(tm, served.pages!, 'deny-me')
-    const browser = new Browser(served.origin)
-    const html = await (await signInAndOpen(browser, issuer, path, 'ada@example.com')).text()
+    const { path, browser, res: pageRes } = await openSignedIn('deny-me', 'ada@example.com')
+    const html = await pageRes.text()
     const res = await browser.post(path, { csrf: csrfOf(html), decision: 'deny' })
     expect(res.status).toBe(200)
     expect(runs).not.toContain('deny-me')
@@ -201,9 +220,7 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   })
 
   it('an approver without the approver scope is refused 403, on the page and on POST, and nothing runs', async () => {
-    const path = await park(tm, served.pages!, 'bob-user')
-    const browser = new Browser(served.origin)
-    const res = await signInAndOpen(browser, issuer, path, 'bob@example.com')
+    const { path, browser, res } = await openSignedIn('bob-user', 'bob@example.com')
     expect(res.status).toBe(403)
     const html = await res.text()
     expect(html).toContain('Signed in as <strong id="approver">bob@example.com</strong>')
@@ -221,9 +238,8 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   })
 
   it('a tampered approver cookie, and one sealed by another server, are refused', async () => {
-    const path = await park(tm, served.pages!, 'forged')
-    const browser = new Browser(served.origin)
-    const html = await (await signInAndOpen(browser, issuer, path, 'ada@example.com')).text()
+    const { path, browser, res: pageRes } = await openSignedIn('forged', 'ada@example.com')
+    const html = await pageRes.text()
     const good = browser.get('toolwire_approver')!
     // one character changed: the GCM tag no longer checks out
     const flipped = good.slice(0, 20) + (good[20] === 'A' ? 'B' : 'A') + good.slice(21)
@@ -245,7 +261,7 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     expect(runs).not.toContain('forged')
   })
 
-  it('a callback whose state does not match the sign-in in flight is refused, and signs nobody in', async () => {
+  it('a callback whose state or iss does not match the sign-in in flight is refused, and signs nobody in', async () => {
     const path = await park(tm, served.pages!, 'state')
     const browser = new Browser(served.origin)
     const first = await browser.fetch(path)
@@ -255,6 +271,13 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     expect(res.status).toBe(403)
     expect(await res.text()).toContain('Sign-in failed')
     expect(browser.get('toolwire_approver')).toBeUndefined()
+    // the issuer's `iss` (RFC 9207) must be this issuer's
+    const other = await browser.fetch(path)
+    const fromElsewhere = new URL(await issuer.signIn(other.headers.get('location')!, 'ada@example.com'))
+    expect(fromElsewhere.searchParams.get('iss')).toBe(issuer.issuer)
+    fromElsewhere.searchParams.set('iss', 'http://127.0.0.1:9')
+    expect((await browser.fetch(fromElsewhere.href)).status).toBe(403)
+    expect(browser.get('toolwire_approver')).toBeUndefined()
     // and a callback with no sign-in in flight at all (another browser)
     const stranger = new Browser(served.origin)
     expect((await stranger.fetch(`/confirm/callback?code=x&state=y&iss=${encodeURIComponent(issuer.issuer)}`)).status).toBe(403)
@@ -262,9 +285,8 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   })
 
   it('nothing secret reaches the pages or the cookies: no client secret, no token', async () => {
-    const path = await park(tm, served.pages!, 'secrets')
-    const browser = new Browser(served.origin)
-    const html = await (await signInAndOpen(browser, issuer, path, 'ada@example.com')).text()
+    const { browser, res } = await openSignedIn('secrets', 'ada@example.com')
+    const html = await res.text()
     expect(html).not.toContain(CLIENT_SECRET)
     for (const c of browser.setCookies) {
       expect(c).not.toContain(CLIENT_SECRET)

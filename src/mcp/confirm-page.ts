@@ -13,7 +13,8 @@
  * when the call is approved. The CSRF token is an HMAC of the link under the secret, and
  * whether the link is still good is the parked call's state in the store, whose claim makes
  * it single-use across instances. With several secrets (rotation, newest first) the first
- * seals new links and any opens one. No MCP SDK import.
+ * seals new links and any opens one. With `signIn` (auth/signin.ts) only a signed-in approver
+ * answers, and the decision names them. No MCP SDK import.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
