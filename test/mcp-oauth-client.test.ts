@@ -112,6 +112,7 @@ async function loopback(): Promise<{ server: Server; state: Loopback }> {
         return json(res, 401, { error: 'invalid_token' }, { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` })
       }
       state.bearer.push(req.headers.authorization)
+      if (req.method !== 'POST') return res.writeHead(405).end()
       const msg = JSON.parse(body) as { id?: number; method: string }
       if (msg.id === undefined) return res.writeHead(202).end()
       return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'loopback', version: '1' } } })
@@ -196,6 +197,12 @@ describe('the providers against a loopback server that answers 401', () => {
     expect(state.tokenRequests[0]?.get('grant_type')).toBe('client_credentials')
     expect((await storage.get(`${state.url}/mcp#tokens`))?.access_token).toBe('AT-secret-value')
     await client.close()
+    // credentials bound to another issuer are never sent to this authorization server
+    const elsewhere = await mcpClientCredentials({ clientId: 'machine', clientSecret: 'cs-secret-value', issuer: 'https://as.example' })
+    const refused = await connect({ authProvider: elsewhere })
+    expect(refused.error).toBeInstanceOf(Error)
+    expect(refused.error?.message).not.toContain('cs-secret-value')
+    expect(state.tokenRequests).toHaveLength(1)
     for (const bad of [{ clientId: 'm' }, { clientId: 'm', clientSecret: 'cs-secret-value', privateKeyJwt: { privateKey: 'k', algorithm: 'ES256' } }]) {
       const err = await mcpClientCredentials(bad).catch((e: unknown) => e as Error)
       expect(err).toBeInstanceOf(TypeError)
