@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client'
 import { fileTokenStorage, mcpClientCredentials, mcpOAuthProvider, memoryTokenStorage, type TokenStorage } from '../src/mcp/oauth-client.js'
@@ -30,6 +30,7 @@ describe('fileTokenStorage', () => {
     expect(await storage.get('a')).toBeUndefined()
     await storage.set('a', { access_token: 'x' })
     expect(statSync(path).mode & 0o777).toBe(0o600)
+    expect(statSync(dirname(path)).mode & 0o777).toBe(0o700)
     expect(await storage.get('a')).toEqual({ access_token: 'x' })
     expect(await fileTokenStorage(path).get('a')).toEqual({ access_token: 'x' })
     await storage.delete('a')
@@ -66,6 +67,27 @@ describe('fileTokenStorage', () => {
     expect(err).toBeInstanceOf(Error)
     expect(err?.message).toContain(path)
     expect(err?.message).not.toContain('secret-access-token-123')
+  })
+})
+
+describe('mcpOAuthProvider storage entries', () => {
+  it('keeps tokens and client per issuer, and invalidates what the SDK names', async () => {
+    const provider = mcpOAuthProvider({ serverUrl: 'https://mcp.example/mcp', redirectUrl: 'http://127.0.0.1:9/cb', onAuthorizationUrl: () => undefined })
+    const a = { issuer: 'https://as-a.example' }
+    await provider.saveClientInformation!({ client_id: 'c', issuer: a.issuer }, a)
+    await provider.saveTokens({ access_token: 'at', token_type: 'Bearer', issuer: a.issuer }, a)
+    await provider.saveCodeVerifier('v')
+    expect((await provider.tokens(a))?.access_token).toBe('at')
+    expect((await provider.tokens())?.access_token).toBe('at')
+    expect(await provider.tokens({ issuer: 'https://as-b.example' })).toBeUndefined()
+    expect(await provider.clientInformation({ issuer: 'https://as-b.example' })).toBeUndefined()
+    await provider.invalidateCredentials!('tokens')
+    expect(await provider.tokens(a)).toBeUndefined()
+    expect(await provider.tokens()).toBeUndefined()
+    expect((await provider.clientInformation(a))?.client_id).toBe('c')
+    await provider.invalidateCredentials!('all')
+    expect(await provider.clientInformation(a)).toBeUndefined()
+    await expect(Promise.resolve(provider.codeVerifier())).rejects.toThrow(/no PKCE code verifier/)
   })
 })
 
