@@ -58,7 +58,9 @@ describe('MCP conformance auth/* client scenarios through importMcpTools', () =>
     const failedRuns: string[] = []
     try {
       for (const suite of SUITES) {
-        const run = await runConformance(s, ['client', '--command', `${process.execPath} ${client}`, '--suite', suite, '--expected-failures', baseline, '-o', join(out, 'results')])
+        // a scenario's client gets 120 s (the suite's default is 30 s), for a machine busy with other suites
+        const args = ['client', '--command', `${process.execPath} ${client}`, '--suite', suite, '--timeout', '120000', '--expected-failures', baseline]
+        const run = await runConformance(s, [...args, '-o', join(out, 'results')])
         for (const [name, r] of run.scenarios) outcomes.set(name, r.ok)
         if (run.code !== 0) failedRuns.push(`${suite} exited ${run.code}:\n${run.output.slice(-3000)}`)
       }
@@ -66,7 +68,7 @@ describe('MCP conformance auth/* client scenarios through importMcpTools', () =>
       rmSync(out, { recursive: true, force: true })
     }
     const passing = scenarios.filter((n) => outcomes.get(n) === true)
-    console.log(`mcp-auth-conformance: ${passing.length}/${scenarios.length} auth/* client scenarios pass; expected failures: ${Object.keys(EXPECTED_FAILURES).join(', ')}`)
+    console.log(`mcp-auth-conformance: ${passing.length}/${scenarios.length} auth/* client scenarios pass; expected failures: ${Object.entries(EXPECTED_FAILURES).map(([n, why]) => `${n} (${why})`).join('; ')}`)
     // every listed auth/* scenario ran, in one of SUITES
     expect(scenarios.filter((n) => !outcomes.has(n))).toEqual([])
     expect(scenarios.filter((n) => outcomes.get(n) !== true && EXPECTED_FAILURES[n] === undefined)).toEqual([])
