@@ -1,8 +1,8 @@
 // toolwire's OAuth client providers (src/mcp/oauth-client.ts) and token storage
 // (src/mcp/oauth-storage.ts): the JSON file storage (mode 0600, writes by rename, keys per server),
 // and, against a loopback MCP server that answers 401 and serves its own authorization server, that
-// the SDK v2 transport asks the provider (authorization URL with PKCE, the verifier kept in storage,
-// never in the URL), that finishAuth stores the tokens per server and issuer, that a wrong `iss`
+// the SDK v2 transport asks the provider (authorization URL with PKCE and a state, the verifier kept
+// in storage, never in the URL; the callback's state checked once), that finishAuth stores the tokens per server and issuer, that a wrong `iss`
 // (RFC 9207) is refused before any token request, and that client credentials keep their tokens in
 // storage. No error message carries a secret.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -183,7 +183,14 @@ describe('the providers against a loopback server that answers 401', () => {
     const file = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
     expect(Object.keys(file).every((k) => k.startsWith(`${state.url}/mcp#`))).toBe(true)
 
-    await transport.finishAuth(new URLSearchParams({ code: 'the-code' }))
+    // the callback must carry the state sent, once
+    const sent = asked.searchParams.get('state') ?? ''
+    expect(sent).toMatch(/^[\w-]{43}$/)
+    await expect(provider.verifyCallback(new URLSearchParams({ code: 'the-code', state: 'forged' }))).rejects.toThrow(/state this client sent/)
+    await expect(provider.verifyCallback(new URLSearchParams({ code: 'the-code' }))).rejects.toThrow(/state this client sent/)
+    const query = await provider.verifyCallback(new URLSearchParams({ code: 'the-code', state: sent }))
+    await expect(provider.verifyCallback(query)).rejects.toThrow(/state this client sent/)
+    await transport.finishAuth(query)
     expect(state.tokenRequests[0]?.get('code_verifier')).toBe(verifier)
     const tokens = JSON.parse(readFileSync(path, 'utf8')) as Record<string, { access_token?: string; issuer?: string }>
     expect(tokens[`${state.url}/mcp#tokens`]?.access_token).toBe('AT-secret-value')

@@ -31,6 +31,7 @@ export type { ServeHttpOptions, HttpMcpServer } from './http.js'
 export { mcpOAuthProvider, mcpClientCredentials, fileTokenStorage, memoryTokenStorage } from './oauth-client.js'
 export type {
   McpOAuthClientProvider,
+  McpAuthorizationCodeProvider,
   McpOAuthProviderOptions,
   McpClientCredentialsOptions,
   McpPrivateKeyJwt,

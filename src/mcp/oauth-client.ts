@@ -6,6 +6,7 @@
  * providers. Discovery, PKCE, client ID metadata documents, dynamic registration, RFC 9207 `iss`
  * checks, refresh and the 403 step-up are the SDK's own (`auth()`): nothing here re-implements them.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import {
   resourceUrlFromServerUrl,
   type AuthorizationServerMetadata,
@@ -45,6 +46,16 @@ export interface McpOAuthClientProvider {
   discoveryState?(): McpOAuthDiscoveryState | undefined | Promise<McpOAuthDiscoveryState | undefined>
 }
 
+/** `mcpOAuthProvider`'s provider: it also sends an OAuth `state` and checks the callback's. */
+export interface McpAuthorizationCodeProvider extends McpOAuthClientProvider {
+  state(): Promise<string>
+  /**
+   * The callback's query when its `state` is the one this provider last sent (each is good once);
+   * else throws, and the callback must be discarded. Pass the result to `transport.finishAuth`.
+   */
+  verifyCallback(query: URLSearchParams): Promise<URLSearchParams>
+}
+
 /** Options of `mcpOAuthProvider`. */
 export interface McpOAuthProviderOptions {
   /** The MCP server's URL (the transport's): the storage keys begin with it. */
@@ -66,8 +77,9 @@ export interface McpOAuthProviderOptions {
   readonly clientName?: string
   /**
    * Called with the authorization URL to send the user to. When the user comes back to
-   * `redirectUrl`, pass the callback's query to the transport: `transport.finishAuth(url.searchParams)`
-   * (the SDK checks `iss` there), then connect again or repeat the failed call.
+   * `redirectUrl`, check the callback's query and pass it to the transport:
+   * `transport.finishAuth(await provider.verifyCallback(url.searchParams))` (the SDK checks `iss`
+   * there), then connect again or repeat the failed call.
    */
   onAuthorizationUrl(url: URL): void | Promise<void>
 }
@@ -105,6 +117,7 @@ class ServerEntries {
 
   async invalidate(scope: CredentialKind): Promise<void> {
     for (const kind of ['client', 'tokens', 'verifier', 'discovery'] as const) if (scope === 'all' || scope === kind) await this.remove(kind)
+    if (scope === 'all' || scope === 'verifier') await this.remove('state')
   }
 }
 
@@ -126,7 +139,7 @@ function requireString(value: unknown, name: string, fn: string): void {
  * })
  * const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider })
  */
-export function mcpOAuthProvider(options: McpOAuthProviderOptions): McpOAuthClientProvider {
+export function mcpOAuthProvider(options: McpOAuthProviderOptions): McpAuthorizationCodeProvider {
   if (typeof options.onAuthorizationUrl !== 'function') throw new TypeError('mcpOAuthProvider: onAuthorizationUrl must be a function')
   if (options.clientSecret !== undefined && options.clientId === undefined) throw new TypeError('mcpOAuthProvider: clientSecret needs clientId')
   if (options.clientId !== undefined) requireString(options.clientId, 'clientId', 'mcpOAuthProvider')
@@ -148,7 +161,7 @@ export function mcpOAuthProvider(options: McpOAuthProviderOptions): McpOAuthClie
           ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }),
           ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
         }
-  const provider: McpOAuthClientProvider = {
+  const provider: McpAuthorizationCodeProvider = {
     redirectUrl,
     clientMetadata,
     ...(options.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: options.clientMetadataUrl }),
@@ -168,6 +181,21 @@ export function mcpOAuthProvider(options: McpOAuthProviderOptions): McpOAuthClie
     invalidateCredentials: (scope) => entries.invalidate(scope),
     saveDiscoveryState: (state) => entries.write('discovery', state),
     discoveryState: () => entries.read<McpOAuthDiscoveryState>('discovery'),
+    async state() {
+      const state = randomBytes(32).toString('base64url')
+      await entries.write('state', { state })
+      return state
+    },
+    async verifyCallback(query) {
+      const sent = await entries.read<{ state?: unknown }>('state')
+      const got = Buffer.from(query.get('state') ?? '')
+      const expected = Buffer.from(typeof sent?.state === 'string' ? sent.state : '')
+      if (expected.length === 0 || got.length !== expected.length || !timingSafeEqual(got, expected)) {
+        throw new Error('the authorization callback does not carry the state this client sent: discard it')
+      }
+      await entries.remove('state')
+      return query
+    },
   }
   return provider
 }
