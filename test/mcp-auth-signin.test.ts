@@ -294,6 +294,39 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     }
   })
 
+  it('approverNotCaller: the caller may not answer its own call, someone else may (links in memory and shared)', async () => {
+    const store = new MemoryStore()
+    const notCallerRuns: string[] = []
+    const mine = manager(notCallerRuns, { store, approvalSecret: SECRET })
+    const notCaller = new ConfirmSignIn({ issuer: issuer.issuer, audience: resource, publicUrl: served.origin, signIn: { clientId: issuer.clientId, clientSecret: CLIENT_SECRET, approverNotCaller: true }, secret: SECRET })
+    const previous = served.pages!
+    const caller = { subject: 'ada@example.com', issuer: issuer.issuer }
+    try {
+      for (const pages of [new ConfirmationPages(mine.tm, { signIn: notCaller }), new SharedConfirmationPages(mine.tm, { store, secret: SECRET, signIn: notCaller })]) {
+        served.pages = pages
+        const view = await mine.tm.call('set_password', { user: `own-${pages.constructor.name}` })
+        if (view.status !== 'needs_confirmation') throw new Error(view.status)
+        const path = pages.open({ tool: 'set_password', view, caller })
+        const ada = new Browser(served.origin)
+        const refused = await signInAndOpen(ada, issuer, path, 'ada@example.com')
+        expect(refused.status).toBe(403)
+        expect(await refused.text()).toContain('who made this call: someone else must answer it')
+        expect((await ada.post(path, { csrf: 'x', decision: 'approve' })).status).toBe(403)
+        expect(notCallerRuns).toEqual([])
+        const bob = new Browser(served.origin)
+        const html = await (await signInAndOpen(bob, issuer, path, 'bob@example.com')).text()
+        expect((await bob.post(path, { csrf: csrfOf(html), decision: 'approve' })).status).toBe(200)
+        expect(notCallerRuns).toEqual([`own-${pages.constructor.name}`])
+        expect(mine.decisions.at(-1)).toEqual({ approve: true, approvedBy: { subject: 'bob@example.com', issuer: issuer.issuer } })
+        notCallerRuns.length = 0
+        pages.close()
+      }
+    } finally {
+      served.pages = previous
+      await store.close()
+    }
+  })
+
   it('shared links (a store and an approval secret) need the same sign-in, and pass the approver', async () => {
     const store = new MemoryStore()
     const sharedRuns: string[] = []
@@ -327,7 +360,13 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
 
 describe('the sign-in options', () => {
   it('auth.signIn is checked: unknown and malformed keys are TypeErrors naming the key, never the secret', () => {
-    expect(readSignInOptions({ clientId: 'page', clientSecret: 's', approverScope: 'approve:{tool}' })).toEqual({ clientId: 'page', clientSecret: 's', approverScope: 'approve:{tool}' })
+    expect(readSignInOptions({ clientId: 'page', clientSecret: 's', approverScope: 'approve:{tool}', approverNotCaller: true })).toEqual({
+      clientId: 'page',
+      clientSecret: 's',
+      approverScope: 'approve:{tool}',
+      approverNotCaller: true,
+    })
+    expect(() => readSignInOptions({ clientId: 'page', approverNotCaller: 'yes' })).toThrow(/auth\.signIn\.approverNotCaller/)
     expect(() => readSignInOptions({ clientId: 'page', clientSecrt: 's' })).toThrow(/auth\.signIn\.clientSecrt is not an option/)
     expect(() => readSignInOptions({})).toThrow(/auth\.signIn\.clientId/)
     expect(() => readSignInOptions({ clientId: 'page', clientSecret: 42 })).toThrow(/auth\.signIn\.clientSecret/)

@@ -29,14 +29,16 @@ import { STORE_TEXTS } from '../core/texts.js'
 import type { ServableManager } from './meta.js'
 import { readBody } from './body.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from './seal.js'
-import { escapeHtml, page } from './confirm-html.js'
+import { confirmPage, gonePage, outcomePage, page, PAGE_SUMMARY_CHARS, type PageEntry } from './confirm-html.js'
 import { SIGN_IN_CALLBACK, type ConfirmSignIn } from './auth/signin.js'
-import type { PrincipalRef } from '../runtime/principal.js'
+import { principalKey, type PrincipalRef } from '../runtime/principal.js'
 
 /** What the page shows of a call waiting for confirmation. */
 export interface ConfirmationLinkInput {
   readonly tool: string
   readonly view: Extract<CallResult, { status: 'needs_confirmation' }>
+  /** Who made the call, when it had a principal: with sign-in and `approverNotCaller`, not its approver. */
+  readonly caller?: Pick<PrincipalRef, 'subject' | 'issuer'>
 }
 
 interface Entry {
@@ -46,6 +48,8 @@ interface Entry {
   readonly changes: readonly FieldChange[] | undefined
   readonly csrf: string
   readonly expiresAt: number
+  /** {@link principalKey} of the caller, when the call had a principal. */
+  readonly callerKey?: string
 }
 
 /** An approval link for a call waiting for confirmation (see `McpServerOptions.confirmationLink`). */
@@ -66,12 +70,6 @@ const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/
 /** The largest form body the page accepts. */
 const FORM_MAX_BYTES = 4096
 
-function shown(value: unknown): string {
-  if (value === undefined) return '—'
-  const text = typeof value === 'string' ? value : JSON.stringify(value)
-  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text
-}
-
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
@@ -82,60 +80,6 @@ function sameSecret(a: string, b: string): boolean {
 async function readForm(req: IncomingMessage): Promise<URLSearchParams | 'too large'> {
   const body = await readBody(req, FORM_MAX_BYTES)
   return body === undefined ? 'too large' : new URLSearchParams(body.toString('utf8'))
-}
-
-interface PageEntry {
-  readonly tool: string
-  readonly summary: string
-  readonly changes: readonly FieldChange[] | undefined
-  readonly expiresAt: number
-  /** The whole summary's length when `summary` was clipped to fit a link. */
-  readonly summaryLength?: number
-}
-
-/** The most of a summary a page shows, and a shared link carries (a default summary holds the whole input). */
-const PAGE_SUMMARY_CHARS = 1000
-
-/** The summary as the page shows it: at most `PAGE_SUMMARY_CHARS`, saying so when it was shortened. */
-function shownSummary(entry: PageEntry): string {
-  const length = Math.max(entry.summaryLength ?? 0, entry.summary.length)
-  if (length === entry.summary.length && length <= PAGE_SUMMARY_CHARS) return escapeHtml(entry.summary)
-  const text = entry.summary.slice(0, PAGE_SUMMARY_CHARS)
-  return `${escapeHtml(text)}… <small id="shortened">(shortened: the whole summary is ${length.toLocaleString('en')} characters)</small>`
-}
-
-/** The page of a link still good: the call, its changes, Approve and Deny (and who is signed in, with sign-in). */
-function confirmPage(res: ServerResponse, entry: PageEntry, csrf: string, approver: PrincipalRef | undefined): void {
-  const changes =
-    entry.changes === undefined || entry.changes.length === 0
-      ? ''
-      : '<h2>Changes</h2><table><thead><tr><th>field</th><th>before</th><th>after</th></tr></thead><tbody>' +
-        entry.changes.map((c) => `<tr><td><code>${escapeHtml(c.path)}</code></td><td>${escapeHtml(shown(c.before))}</td><td>${escapeHtml(shown(c.after))}</td></tr>`).join('') +
-        '</tbody></table>'
-  page(
-    res,
-    200,
-    'Confirm a tool call',
-    (approver === undefined ? '' : `<p>Signed in as <strong id="approver">${escapeHtml(approver.subject)}</strong>.</p>`) +
-      `<p>An assistant wants to run <strong id="tool">${escapeHtml(entry.tool)}</strong>:</p>` +
-      `<p id="summary" style="font-size:1.2rem">${shownSummary(entry)}</p>${changes}` +
-      `<form method="post"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">` +
-      '<button id="approve" type="submit" name="decision" value="approve">Approve</button>' +
-      '<button id="deny" type="submit" name="decision" value="deny">Deny</button></form>' +
-      `<p><small>This link works once and expires at ${new Date(entry.expiresAt).toISOString()}.</small></p>`,
-  )
-}
-
-function gonePage(res: ServerResponse): void {
-  page(res, 410, 'This link is no longer valid', '<p>It was already used, the call was answered another way, or it expired. Nothing was run from this page.</p>')
-}
-
-function outcomePage(res: ServerResponse, approve: boolean, entry: PageEntry, view: CallResult): void {
-  const outcome =
-    view.status === 'refused'
-      ? `<p>Not run: <code id="outcome">${escapeHtml(view.code)}</code> (${escapeHtml(view.message)}).</p>`
-      : `<p>The call ran: <code id="outcome">${escapeHtml(view.status)}</code>.</p>`
-  page(res, 200, approve ? 'Approved' : 'Denied', `<p id="summary">${shownSummary(entry)}</p>${outcome}<p>You can close this page.</p>`)
 }
 
 /** The decision of a POST whose form carries `csrf`; `undefined` once it has answered 405, 413 or 403. */
@@ -176,8 +120,13 @@ export interface ConfirmationPagesOptions {
  * With sign-in, the approver of a good link (or `null` once the sign-in has answered: a
  * redirect or a refusal); without, `undefined`: the link is the credential.
  */
-async function approverOf(signIn: ConfirmSignIn | undefined, req: IncomingMessage, res: ServerResponse, pathname: string, tool: string): Promise<PrincipalRef | null | undefined> {
-  return signIn === undefined ? undefined : ((await signIn.approver(req, res, pathname, tool)) ?? null)
+async function approverOf(signIn: ConfirmSignIn | undefined, req: IncomingMessage, res: ServerResponse, pathname: string, entry: Pick<Entry, 'tool' | 'callerKey'>): Promise<PrincipalRef | null | undefined> {
+  return signIn === undefined ? undefined : ((await signIn.approver(req, res, pathname, entry.tool, entry.callerKey)) ?? null)
+}
+
+/** The caller's key a link keeps, when the call had a principal. */
+function callerKeyOf(caller: ConfirmationLinkInput['caller']): { callerKey?: string } {
+  return caller === undefined ? {} : { callerKey: principalKey(caller) }
 }
 
 /** Single-use approval links for calls waiting for confirmation, and the page behind them. */
@@ -243,7 +192,7 @@ export class ConfirmationPages {
   }
 
   /** Opens a link for a call waiting for confirmation; returns its path (`/confirm/<secret>`). */
-  open({ tool, view }: ConfirmationLinkInput): string {
+  open({ tool, view, caller }: ConfirmationLinkInput): string {
     if (!this.listening) {
       this.tm.on('confirmation', this.onConfirmation as never)
       this.listening = true
@@ -259,6 +208,7 @@ export class ConfirmationPages {
       changes: view.changes,
       csrf: randomBytes(32).toString('base64url'),
       expiresAt: now + this.ttlMs,
+      ...callerKeyOf(caller),
     })
     this.byConfirmId.set(view.confirmId, secret)
     return `${CONFIRM_PATH}${secret}`
@@ -287,7 +237,7 @@ export class ConfirmationPages {
       gonePage(res)
       return
     }
-    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry.tool)
+    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry)
     if (approvedBy === null) return
     if (req.method === 'GET' || req.method === 'HEAD') {
       confirmPage(res, entry, entry.csrf, approvedBy)
@@ -347,6 +297,8 @@ interface SealedEntry extends PageEntry {
   readonly handle: string
   /** The parked confirmation's id in the store. */
   readonly id: string
+  /** {@link principalKey} of the caller, when the call had a principal. */
+  readonly callerKey?: string
 }
 
 const SEAL_VERSION = 'p1'
@@ -380,7 +332,7 @@ function linkKeys(secret: Buffer): LinkKeys {
 /** The entry of an opened link's page; `undefined` when it does not unpack. */
 function unpack(plain: Buffer): SealedEntry | undefined {
   try {
-    const [handle, id, tool, summary, expiresAt, changes, summaryLength] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
+    const [handle, id, tool, summary, expiresAt, changes, summaryLength, callerKey] = JSON.parse(inflateRawSync(plain, { maxOutputLength: 1 << 20 }).toString('utf8')) as [
       string,
       string,
       string,
@@ -388,8 +340,10 @@ function unpack(plain: Buffer): SealedEntry | undefined {
       number,
       FieldChange[] | null,
       number | null | undefined,
+      string | undefined,
     ]
-    return { handle, id, tool, summary, expiresAt, changes: changes ?? undefined, ...(typeof summaryLength === 'number' ? { summaryLength } : {}) }
+    const entry = { handle, id, tool, summary, expiresAt, changes: changes ?? undefined, ...(typeof summaryLength === 'number' ? { summaryLength } : {}) }
+    return typeof callerKey === 'string' ? { ...entry, callerKey } : entry
   } catch {
     return undefined
   }
@@ -462,6 +416,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
             entry.expiresAt,
             changes ? (entry.changes ?? null) : null,
             length > summaryChars ? length : null,
+            ...(entry.callerKey === undefined ? [] : [entry.callerKey]),
           ]),
           'utf8',
         ),
@@ -492,14 +447,14 @@ export class SharedConfirmationPages implements ConfirmationLinks {
     return undefined
   }
 
-  open({ tool, view }: ConfirmationLinkInput): string {
+  open({ tool, view, caller }: ConfirmationLinkInput): string {
     if (!this.listening) {
       this.tm.on('confirmation', this.onConfirmation as never)
       this.listening = true
     }
     // with an approval secret the confirmId is a signed token naming the parked id; without, it is the id
     const id = verifyApproval(this.secrets, view.confirmId)?.confirmationId ?? view.confirmId
-    const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: this.now() + this.ttlMs })
+    const link = this.seal({ handle: view.confirmId, id, tool, summary: view.summary, changes: view.changes, expiresAt: this.now() + this.ttlMs, ...callerKeyOf(caller) })
     return `${CONFIRM_PATH}${link}`
   }
 
@@ -618,7 +573,7 @@ export class SharedConfirmationPages implements ConfirmationLinks {
       else gonePage(res)
       return
     }
-    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry!.tool)
+    const approvedBy = await approverOf(this.signIn, req, res, pathname, entry!)
     if (approvedBy === null) return
     if (req.method === 'GET' || req.method === 'HEAD') {
       confirmPage(res, entry!, entry!.csrf, approvedBy)

@@ -14,7 +14,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { approvalSecretList, type ApprovalSecrets } from '../../runtime/store/approval.js'
-import { isScopeToken, principalRef, type PrincipalRef } from '../../runtime/principal.js'
+import { isScopeToken, principalKey, principalRef, type PrincipalRef } from '../../runtime/principal.js'
 import { escapeHtml, page } from '../confirm-html.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from '../seal.js'
 
@@ -30,6 +30,8 @@ export interface ConfirmSignInOptions {
    * who signs in with the issuer may approve.
    */
   readonly approverScope?: string | ((tool: string) => string)
+  /** `true`: whoever made the call (same subject and issuer) may not answer it; someone else must. */
+  readonly approverNotCaller?: boolean
 }
 
 /** What the page's sign-in needs (the lead's `serveHttp` wiring passes these). */
@@ -56,7 +58,7 @@ const APPROVER_AAD = Buffer.from('toolwire/confirm-sign-in/approver/v1')
 /** A link the callback may return to: a confirmation link's path, nothing else (no open redirect). */
 const RETURN_PATH = /^\/confirm\/[A-Za-z0-9._-]{1,12000}$/
 const COOKIE_MAX = 8192
-const SIGN_IN_KEYS = new Set(['clientId', 'clientSecret', 'approverScope'])
+const SIGN_IN_KEYS = new Set(['clientId', 'clientSecret', 'approverScope', 'approverNotCaller'])
 
 /**
  * A frozen copy of `auth.signIn`.
@@ -65,7 +67,7 @@ const SIGN_IN_KEYS = new Set(['clientId', 'clientSecret', 'approverScope'])
 export function readSignInOptions(value: unknown): ConfirmSignInOptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('toolwire: auth.signIn must be an object { clientId, clientSecret?, approverScope? }')
   const o = value as Record<string, unknown>
-  for (const key of Object.keys(o)) if (!SIGN_IN_KEYS.has(key)) throw new TypeError(`toolwire: auth.signIn.${key} is not an option (clientId, clientSecret, approverScope)`)
+  for (const key of Object.keys(o)) if (!SIGN_IN_KEYS.has(key)) throw new TypeError(`toolwire: auth.signIn.${key} is not an option (clientId, clientSecret, approverScope, approverNotCaller)`)
   if (typeof o.clientId !== 'string' || o.clientId.length === 0 || o.clientId.length > 1024) throw new TypeError('toolwire: auth.signIn.clientId must be a string of 1 to 1024 characters')
   // the secret's value is never named
   if (o.clientSecret !== undefined && (typeof o.clientSecret !== 'string' || o.clientSecret.length === 0)) throw new TypeError('toolwire: auth.signIn.clientSecret must be a non-empty string')
@@ -73,9 +75,11 @@ export function readSignInOptions(value: unknown): ConfirmSignInOptions {
   if (scope !== undefined && typeof scope !== 'function' && !(typeof scope === 'string' && isScopeToken(scope.replaceAll('{tool}', 'x')))) {
     throw new TypeError('toolwire: auth.signIn.approverScope must be a scope token (`{tool}` stands for the tool) or a function of the tool')
   }
-  const out: { clientId: string; clientSecret?: string; approverScope?: string | ((tool: string) => string) } = { clientId: o.clientId }
+  if (o.approverNotCaller !== undefined && typeof o.approverNotCaller !== 'boolean') throw new TypeError('toolwire: auth.signIn.approverNotCaller must be a boolean')
+  const out: { clientId: string; clientSecret?: string; approverScope?: string | ((tool: string) => string); approverNotCaller?: boolean } = { clientId: o.clientId }
   if (o.clientSecret !== undefined) out.clientSecret = o.clientSecret as string
   if (scope !== undefined) out.approverScope = scope as string | ((tool: string) => string)
+  if (o.approverNotCaller !== undefined) out.approverNotCaller = o.approverNotCaller as boolean
   return Object.freeze(out)
 }
 
@@ -210,12 +214,13 @@ export class ConfirmSignIn {
   }
 
   /**
-   * Who approves on this request to the link at `path` (for `tool`): the approver's
-   * `PrincipalRef`, or undefined once this has answered. A GET without an approver is sent
-   * to the issuer (302); a POST without one is 403; an approver without the approver scope
-   * is 403. Nothing runs when it answers.
+   * Who approves on this request to the link at `path` (for `tool`, made by the principal
+   * whose {@link principalKey} is `callerKey`): the approver's `PrincipalRef`, or undefined
+   * once this has answered. A GET without an approver is sent to the issuer (302); a POST
+   * without one is 403; an approver without the approver scope, or the caller itself with
+   * `approverNotCaller`, is 403. Nothing runs when it answers.
    */
-  async approver(req: IncomingMessage, res: ServerResponse, path: string, tool: string): Promise<PrincipalRef | undefined> {
+  async approver(req: IncomingMessage, res: ServerResponse, path: string, tool: string, callerKey?: string): Promise<PrincipalRef | undefined> {
     const approver = this.approverOf(req)
     const required = this.requiredScope(tool)
     const isGet = req.method === 'GET' || req.method === 'HEAD'
@@ -229,14 +234,19 @@ export class ConfirmSignIn {
       sendRefused(res, 403, 'Sign in first', '<p>Only a signed-in approver can answer this call. Open the link again to sign in.</p>')
       return undefined
     }
-    if (required !== undefined && !approver.scopes.includes(required)) {
+    const why =
+      required !== undefined && !approver.scopes.includes(required)
+        ? `does not hold the scope <code id="scope">${escapeHtml(required)}</code> needed to answer this call`
+        : this.options.approverNotCaller === true && callerKey !== undefined && principalKey(approver) === callerKey
+          ? 'made this call: someone else must answer it'
+          : undefined
+    if (why !== undefined) {
       if (!isGet) req.resume()
       sendRefused(
         res,
         403,
         'Not allowed to approve',
-        `<p>Signed in as <strong id="approver">${escapeHtml(approver.subject)}</strong>, who does not hold the scope <code id="scope">${escapeHtml(required)}</code> needed to answer this call.</p>` +
-          `<p><a href="${escapeHtml(path)}?signin">Sign in as someone else</a></p>`,
+        `<p>Signed in as <strong id="approver">${escapeHtml(approver.subject)}</strong>, who ${why}.</p><p><a href="${escapeHtml(path)}?signin">Sign in as someone else</a></p>`,
       )
       return undefined
     }
