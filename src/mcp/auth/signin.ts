@@ -58,6 +58,8 @@ const APPROVER_AAD = Buffer.from('toolwire/confirm-sign-in/approver/v1')
 /** A link the callback may return to: a confirmation link's path, nothing else (no open redirect). */
 const RETURN_PATH = /^\/confirm\/[A-Za-z0-9._-]{1,12000}$/
 const COOKIE_MAX = 8192
+/** The most granted scopes the approver cookie keeps (a cookie must stay under 4 KB). */
+const MAX_COOKIE_SCOPES = 32
 const SIGN_IN_KEYS = new Set(['clientId', 'clientSecret', 'approverScope', 'approverNotCaller'])
 
 /**
@@ -314,7 +316,7 @@ export class ConfirmSignIn {
       const subject = tokens.claims()?.sub
       if (typeof subject !== 'string' || subject.length === 0) return failed()
       // scopes the issuer granted (RFC 6749 §5.1); none when it does not say
-      const scopes = typeof tokens.scope === 'string' ? tokens.scope.split(' ').filter((s) => s.length > 0) : []
+      const scopes = typeof tokens.scope === 'string' ? tokens.scope.split(' ').filter(isScopeToken).slice(0, MAX_COOKIE_SCOPES) : []
       approver = { subject, issuer: this.config.issuer, scopes }
     } catch {
       // the reason (which may quote the issuer's answer) is not shown
