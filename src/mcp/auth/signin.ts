@@ -89,8 +89,8 @@ export function readSignInOptions(value: unknown): ConfirmSignInOptions {
 type OpenIdClient = typeof import('openid-client')
 type Configuration = import('openid-client').Configuration
 
-/** Loads `openid-client`; a missing package is a TypeError saying so. */
-export async function loadOpenIdClient(load: () => Promise<OpenIdClient> = () => import('openid-client')): Promise<OpenIdClient> {
+/** Runs `load` (the import of `openid-client`); a missing package is a TypeError saying so, anything else is rethrown. */
+export async function loadOpenIdClient<T>(load: () => Promise<T>): Promise<T> {
   try {
     return await load()
   } catch (err) {
@@ -144,7 +144,7 @@ export class ConfirmSignIn {
 
   /** Loads `openid-client` (call it at start-up, so a missing package is told then). @throws TypeError when it is not installed. */
   async load(): Promise<void> {
-    this.client ??= await loadOpenIdClient()
+    this.client ??= await loadOpenIdClient(() => import('openid-client'))
   }
 
   /** The scope an approver of `tool` must hold, or undefined when any signed-in person may approve. */
