@@ -367,11 +367,15 @@ describe('the sign-in options', () => {
       approverNotCaller: true,
     })
     expect(() => readSignInOptions({ clientId: 'page', approverNotCaller: 'yes' })).toThrow(/auth\.signIn\.approverNotCaller/)
-    expect(() => readSignInOptions({ clientId: 'page', clientSecrt: 's' })).toThrow(/auth\.signIn\.clientSecrt is not an option/)
-    expect(() => readSignInOptions({})).toThrow(/auth\.signIn\.clientId/)
-    expect(() => readSignInOptions({ clientId: 'page', clientSecret: 42 })).toThrow(/auth\.signIn\.clientSecret/)
+    expect(() => readSignInOptions({ clientId: 'page', clientSecrt: 's' })).toThrow(/has no option auth\.signIn\.clientSecrt \(its options: clientId, clientSecret, approverScope, approverNotCaller\)/)
+    expect(() => readSignInOptions({})).toThrow(/option auth\.signIn\.clientId is required/)
+    expect(() => readSignInOptions({ clientId: 'page', clientSecret: 42 })).toThrow(/option auth\.signIn\.clientSecret must be a non-empty string$/)
     expect(() => readSignInOptions({ clientId: 'page', approverScope: 'two words' })).toThrow(/auth\.signIn\.approverScope/)
     expect(() => readSignInOptions('page')).toThrow(TypeError)
+    // the secret's value is never in a message
+    for (const bad of [{ clientId: 'page', clientSecret: 'sekrit-value', other: 1 }, { clientId: 7, clientSecret: 'sekrit-value' }]) {
+      expect(() => readSignInOptions(bad)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('sekrit') }))
+    }
   })
 
   it('a missing openid-client is a TypeError saying which package to install', async () => {

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { approvalSecretList, type ApprovalSecrets } from '../../runtime/store/approval.js'
 import { isScopeToken, principalKey, principalRef, type PrincipalRef } from '../../runtime/principal.js'
 import { escapeHtml, page } from '../confirm-html.js'
+import { isBoolean, isNonEmptyString, type OptionRules } from '../options.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from '../seal.js'
 
 /** `auth.signIn`: the confirmation page's sign-in with the issuer. */
@@ -60,27 +61,35 @@ const RETURN_PATH = /^\/confirm\/[A-Za-z0-9._-]{1,12000}$/
 const COOKIE_MAX = 8192
 /** The most granted scopes the approver cookie keeps (a cookie must stay under 4 KB). */
 const MAX_COOKIE_SCOPES = 32
-const SIGN_IN_KEYS = new Set(['clientId', 'clientSecret', 'approverScope', 'approverNotCaller'])
+/** What each `auth.signIn` option must be (any other key is refused). */
+export const SIGN_IN_OPTION_RULES: OptionRules = Object.freeze({
+  clientId: { must: 'a string of 1 to 1024 characters', ok: (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= 1024 },
+  clientSecret: isNonEmptyString,
+  approverScope: {
+    must: 'a scope token (`{tool}` stands for the tool) or a function of the tool',
+    ok: (v: unknown) => typeof v === 'function' || (typeof v === 'string' && isScopeToken(v.replaceAll('{tool}', 'x'))),
+  },
+  approverNotCaller: isBoolean,
+})
 
 /**
  * A frozen copy of `auth.signIn`.
- * @throws TypeError naming `auth.signIn.<key>` for an unknown or malformed key.
+ * @throws TypeError naming `auth.signIn.<key>` for an unknown, missing or malformed key (never its value: one is a secret).
  */
 export function readSignInOptions(value: unknown): ConfirmSignInOptions {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('toolwire: auth.signIn must be an object { clientId, clientSecret?, approverScope? }')
+  const fn = 'toolwire: serveHttp()'
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${fn} option auth.signIn must be an object { clientId, clientSecret?, approverScope?, approverNotCaller? }`)
   const o = value as Record<string, unknown>
-  for (const key of Object.keys(o)) if (!SIGN_IN_KEYS.has(key)) throw new TypeError(`toolwire: auth.signIn.${key} is not an option (clientId, clientSecret, approverScope, approverNotCaller)`)
-  if (typeof o.clientId !== 'string' || o.clientId.length === 0 || o.clientId.length > 1024) throw new TypeError('toolwire: auth.signIn.clientId must be a string of 1 to 1024 characters')
-  // the secret's value is never named
-  if (o.clientSecret !== undefined && (typeof o.clientSecret !== 'string' || o.clientSecret.length === 0)) throw new TypeError('toolwire: auth.signIn.clientSecret must be a non-empty string')
-  const scope = o.approverScope
-  if (scope !== undefined && typeof scope !== 'function' && !(typeof scope === 'string' && isScopeToken(scope.replaceAll('{tool}', 'x')))) {
-    throw new TypeError('toolwire: auth.signIn.approverScope must be a scope token (`{tool}` stands for the tool) or a function of the tool')
+  for (const key of Object.keys(o)) {
+    if (!Object.hasOwn(SIGN_IN_OPTION_RULES, key)) throw new TypeError(`${fn} has no option auth.signIn.${key.slice(0, 40)} (its options: ${Object.keys(SIGN_IN_OPTION_RULES).join(', ')})`)
   }
-  if (o.approverNotCaller !== undefined && typeof o.approverNotCaller !== 'boolean') throw new TypeError('toolwire: auth.signIn.approverNotCaller must be a boolean')
-  const out: { clientId: string; clientSecret?: string; approverScope?: string | ((tool: string) => string); approverNotCaller?: boolean } = { clientId: o.clientId }
+  if (o.clientId === undefined) throw new TypeError(`${fn} option auth.signIn.clientId is required`)
+  for (const [key, { ok, must }] of Object.entries(SIGN_IN_OPTION_RULES)) {
+    if (o[key] !== undefined && !ok(o[key])) throw new TypeError(`${fn} option auth.signIn.${key} must be ${must}`)
+  }
+  const out: { -readonly [K in keyof ConfirmSignInOptions]: ConfirmSignInOptions[K] } = { clientId: o.clientId as string }
   if (o.clientSecret !== undefined) out.clientSecret = o.clientSecret as string
-  if (scope !== undefined) out.approverScope = scope as string | ((tool: string) => string)
+  if (o.approverScope !== undefined) out.approverScope = o.approverScope as string | ((tool: string) => string)
   if (o.approverNotCaller !== undefined) out.approverNotCaller = o.approverNotCaller as boolean
   return Object.freeze(out)
 }
