@@ -3,7 +3,7 @@
  * POST of the token to the issuer's `introspection_endpoint` with HTTP Basic client
  * authentication. The answer must say `active: true`, name the issuer (when it names one), hold
  * the audience in `aud` (required: MCP binds tokens to their audience), and carry `exp` (at most
- * a minute of skew), `nbf` when present, and `sub`. Active answers are kept until
+ * a minute of skew), `nbf` when present, and `sub` (else `client_id`: a client-credentials token's subject). Active answers are kept until
  * `min(exp, 60 s)`, inactive ones 10 s (by the token's SHA-256, at most 10,000). No token is
  * ever logged or shown.
  */
@@ -84,7 +84,9 @@ export class Introspector implements OpaqueTokenCheck {
     if (typeof answer.exp !== 'number') throw new TokenRefused('claims')
     if (answer.exp <= now - clockToleranceSec) throw new TokenRefused('expired')
     if (answer.nbf !== undefined && (typeof answer.nbf !== 'number' || answer.nbf > now + clockToleranceSec)) throw new TokenRefused('not_yet_valid')
-    return { principal: principalOfClaims({ ...answer, iss: issuer }), expiresAt: answer.exp }
+    // RFC 7662 makes `sub` optional: a client-credentials token's subject is its client
+    const sub = answer.sub ?? answer.client_id
+    return { principal: principalOfClaims({ ...answer, sub, iss: issuer }), expiresAt: answer.exp }
   }
 
   private keep(id: string, verified: VerifiedToken | undefined, until: number): void {

@@ -25,7 +25,7 @@ export interface ScopeTable {
  * built once per set of registered tools.
  */
 export function scopeTableOf(tm: ServableManager): () => ScopeTable {
-  let defs: readonly unknown[] = []
+  let defs: readonly { readonly name: string }[] = []
   let built: ScopeTable | undefined
   return () => {
     const now = tm.list()
@@ -33,8 +33,10 @@ export function scopeTableOf(tm: ServableManager): () => ScopeTable {
     defs = now
     const byTool = new Map<string, readonly string[]>()
     const all = new Set<string>()
+    // the manifest's scopes (the tool's, else the manager's); a manager that lists none: the definitions' own
+    const declared = new Map(now.map((def) => [def.name, (def as { scopes?: readonly string[] }).scopes]))
     for (const entry of tm.manifest()) {
-      const scopes = (entry as { scopes?: readonly string[] }).scopes ?? []
+      const scopes = (entry as { scopes?: readonly string[] }).scopes ?? declared.get(entry.name) ?? []
       byTool.set(entry.name, scopes)
       for (const s of scopes) all.add(s)
     }

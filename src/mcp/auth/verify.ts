@@ -4,7 +4,7 @@
  * required and `nbf` (with at most a minute of skew), an asymmetric algorithm allow-list (never
  * `none`, never HMAC), `typ` `at+jwt` or `JWT` (only `at+jwt` with `requireAtJwt`), and `sub`.
  * An opaque token goes to RFC 7662 introspection when it is configured; a token that looks
- * like a JWT never does. A verified token is remembered until `min(exp, 30 s)` (keyed by its
+ * like a JWT never does, and one whose `alg` is not allowed is refused before any key is fetched. A verified token is remembered until `min(exp, 30 s)` (keyed by its
  * SHA-256, at most 10,000), forgotten when the key set changes. `jose` is loaded on first use.
  */
 import { createHash } from 'node:crypto'
@@ -39,15 +39,15 @@ export interface OpaqueTokenCheck {
 const TOKEN_CACHE_MS = 30_000
 const TOKEN_CACHE_ENTRIES = 10_000
 
-/** Whether `token` has the shape of a JWS: three base64url parts, the first a JSON object naming an `alg`. */
-export function looksLikeJwt(token: string): boolean {
+/** The protected header of a token shaped as a JWS (three base64url parts, the first a JSON object naming an `alg`), else undefined. */
+export function jwsHeaderOf(token: string): { readonly alg: unknown } | undefined {
   const parts = token.split('.')
-  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]*$/.test(p))) return false
+  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]*$/.test(p))) return undefined
   try {
     const header: unknown = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8'))
-    return typeof header === 'object' && header !== null && !Array.isArray(header) && 'alg' in header
+    return typeof header === 'object' && header !== null && !Array.isArray(header) && 'alg' in header ? (header as { alg: unknown }) : undefined
   } catch {
-    return false
+    return undefined
   }
 }
 
@@ -116,10 +116,13 @@ export class AccessTokenVerifier {
    * @throws TokenRefused (a 401 `invalid_token`), or AuthUnavailable (the keys cannot be had now: 503).
    */
   async verify(token: string): Promise<VerifiedToken> {
-    if (!looksLikeJwt(token)) {
+    const header = jwsHeaderOf(token)
+    if (header === undefined) {
       if (this.opaque === undefined) throw new TokenRefused(token.split('.').length === 3 ? 'malformed' : 'opaque')
       return this.opaque.introspect(token)
     }
+    // `none`, HMAC and any other algorithm not allowed: refused before any key is fetched
+    if (typeof header.alg !== 'string' || !this.rules.algorithms.includes(header.alg)) throw new TokenRefused('algorithm')
     const id = createHash('sha256').update(token, 'utf8').digest('base64url')
     const hit = this.remembered.get(id)
     if (hit !== undefined) {
