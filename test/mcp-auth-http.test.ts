@@ -127,10 +127,13 @@ describe('protected resource metadata (RFC 9728)', () => {
     }
   })
 
-  it('answers OPTIONS 204 and other methods 405 with Allow', async () => {
+  it('answers HEAD, OPTIONS 204, and other methods 405 with Allow', async () => {
     const options = await fetch(metadataUrl(), { method: 'OPTIONS' })
     expect(options.status).toBe(204)
     expect(options.headers.get('access-control-allow-origin')).toBe('*')
+    const head = await fetch(metadataUrl(), { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toBe('application/json')
     const post = await fetch(metadataUrl(), { method: 'POST' })
     expect(post.status).toBe(405)
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
