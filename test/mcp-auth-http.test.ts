@@ -30,18 +30,16 @@ let served: HttpMcpServer
 let stateless: HttpMcpServer
 const clock = new FakeClock(Date.now())
 let runs = 0
-const principals: unknown[] = []
 
-function manager(): ToolManager {
-  const tm = new ToolManager()
+function manager(options: ConstructorParameters<typeof ToolManager>[0] = {}): ToolManager {
+  const tm = new ToolManager(options)
   const scoped = (name: string, scopes: string[]) =>
     tm.register({
       name,
       inputSchema: { type: 'object' },
       scopes,
-      run: (_input, ctx) => {
+      run: () => {
         runs++
-        principals.push(ctx.principal)
         return 'done'
       },
     })
@@ -49,12 +47,13 @@ function manager(): ToolManager {
   scoped('read_file', ['files:read'])
   scoped('sync', ['offline_access', 'files:read'])
   scoped('ping', [])
+  tm.register({ name: 'status', inputSchema: { type: 'object' }, run: () => (runs++, 'ok') })
   return tm
 }
 
 beforeAll(async () => {
   ;[k1, k2] = await Promise.all([signingKey('k1'), signingKey('k2')])
-  iss = await startIssuer({ scopes: ['files:read', 'files:write'], keys: [k1], otherResource: 'http://127.0.0.1:9/other' })
+  iss = await startIssuer({ scopes: ['files:read', 'files:write', 'files:admin', 'tools:use'], keys: [k1], otherResource: 'http://127.0.0.1:9/other' })
   const tm = manager()
   const auth = withInternals({ issuer: iss.issuer }, { now: clock.now })
   served = await serveHttp(tm, { auth })
@@ -262,6 +261,33 @@ describe('403 insufficient_scope: every scope the tool needs, and nothing runs',
     expect(runs).toBe(before)
     expect((await legacyCall(token, undefined, 'read_file', stateless.url)).status).toBe(200)
     expect(runs).toBe(before + 1)
+  })
+})
+
+describe('scopes of the manager', () => {
+  it('impliedScopes: a broader scope grants the narrower ones', async () => {
+    const rs = await serveHttp(manager({ impliedScopes: { 'files:admin': ['files:write', 'files:read'] } }), { auth: { issuer: iss.issuer, audience: served.url } })
+    try {
+      const before = runs
+      expect((await modernCall(await iss.token('alice', 'files:admin'), 'write_file', rs.url)).status).toBe(200)
+      expect(runs).toBe(before + 1)
+    } finally {
+      await rs.close()
+    }
+  })
+
+  it('a manager-wide default is needed by the tools declaring none, and listed in scopes_supported', async () => {
+    const rs = await serveHttp(manager({ scopes: ['tools:use'] }), { auth: { issuer: iss.issuer, audience: served.url } })
+    try {
+      const doc = (await (await fetch(new URL('/.well-known/oauth-protected-resource', rs.url))).json()) as { scopes_supported: string[] }
+      expect(doc.scopes_supported).toEqual(['files:read', 'files:write', 'tools:use'])
+      const answer = await modernCall(await iss.token('alice', 'files:read'), 'status', rs.url)
+      expect(answer.status).toBe(403)
+      expect(answer.headers.get('www-authenticate')).toContain('scope="tools:use"')
+      expect((await modernCall(await iss.token('alice', 'tools:use'), 'status', rs.url)).status).toBe(200)
+    } finally {
+      await rs.close()
+    }
   })
 })
 

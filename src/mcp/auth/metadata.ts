@@ -5,7 +5,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ServableManager } from '../meta.js'
-import type { ImpliedScopes } from '../../runtime/principal.js'
 
 /** The RFC 9728 document toolwire serves. */
 export interface ProtectedResourceMetadata {
@@ -25,7 +24,7 @@ export interface ScopeTable {
  * built once per set of registered tools.
  */
 export function scopeTableOf(tm: ServableManager): () => ScopeTable {
-  let defs: readonly { readonly name: string }[] = []
+  let defs: readonly unknown[] = []
   let built: ScopeTable | undefined
   return () => {
     const now = tm.list()
@@ -33,10 +32,8 @@ export function scopeTableOf(tm: ServableManager): () => ScopeTable {
     defs = now
     const byTool = new Map<string, readonly string[]>()
     const all = new Set<string>()
-    // the manifest's scopes (the tool's, else the manager's); a manager that lists none: the definitions' own
-    const declared = new Map(now.map((def) => [def.name, (def as { scopes?: readonly string[] }).scopes]))
     for (const entry of tm.manifest()) {
-      const scopes = (entry as { scopes?: readonly string[] }).scopes ?? declared.get(entry.name) ?? []
+      const scopes = entry.scopes ?? []
       byTool.set(entry.name, scopes)
       for (const s of scopes) all.add(s)
     }
@@ -45,12 +42,6 @@ export function scopeTableOf(tm: ServableManager): () => ScopeTable {
     built = { byTool, all: [...all].sort() }
     return built
   }
-}
-
-/** The manager's `impliedScopes`, when it shows them. */
-export function impliedScopesOf(tm: ServableManager): ImpliedScopes | undefined {
-  const implied = (tm as { impliedScopes?: unknown }).impliedScopes
-  return typeof implied === 'object' && implied !== null ? (implied as ImpliedScopes) : undefined
 }
 
 /** Answers a request for the metadata document. */

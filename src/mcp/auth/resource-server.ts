@@ -16,7 +16,7 @@ import { AuthUnavailable, bareChallenge, insufficientScopeChallenge, invalidToke
 import { isSecureOrLoopbackUrl, IssuerDiscovery, type AuthFetch } from './discovery.js'
 import { Introspector } from './introspect.js'
 import { JWKS_TIMINGS, JwksCache, type JwksTimings } from './jwks.js'
-import { impliedScopesOf, scopeTableOf, sendMetadata, type ProtectedResourceMetadata, type ScopeTable } from './metadata.js'
+import { scopeTableOf, sendMetadata, type ProtectedResourceMetadata, type ScopeTable } from './metadata.js'
 import { AccessTokenVerifier, DEFAULT_ALGORITHMS } from './verify.js'
 
 /** `serveHttp`'s `auth` option: verify OAuth access tokens issued by `issuer` for this server. See docs/auth.md. */
@@ -178,7 +178,11 @@ export class ResourceServer {
    */
   scopeRefusal(principal: Principal, tool: string): GateRefusal | undefined {
     const needed = this.scopes().byTool.get(tool)
-    if (needed === undefined || missingScopes(principal.scopes, needed, impliedScopesOf(this.tm)).length === 0) return undefined
+    if (needed === undefined || needed.length === 0) return undefined
+    // the manager's own answer follows its impliedScopes; one from another copy of toolwire may lack it
+    const ask = (this.tm as { scopesMissing?: (name: string, scopes: readonly string[]) => readonly string[] | undefined }).scopesMissing
+    const missing = typeof ask === 'function' ? ask.call(this.tm, tool, principal.scopes) : missingScopes(principal.scopes, needed)
+    if (missing === undefined || missing.length === 0) return undefined
     return { status: 403, message: 'Forbidden: insufficient scope', headers: { 'www-authenticate': insufficientScopeChallenge(this.metadataUrl, needed) } }
   }
 
