@@ -50,6 +50,7 @@ import {
 } from './options.js'
 import { closeUnfinished, readBody } from './body.js'
 import { prepareResourceServer, type ResourceServer, type ServeHttpAuthOptions } from './auth/resource-server.js'
+export type { ServeHttpAuthOptions }
 import { acceptsJsonAndEventStream, hostNameOf, isHttpUrl, isLoopbackAddress, isOrigin, LOOPBACK_NAMES, originHostName } from './http-checks.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
