@@ -5,6 +5,7 @@ import * as jose from 'jose'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { AccessTokenVerifier, DEFAULT_ALGORITHMS } from '../src/mcp/auth/verify.js'
 import { JwksCache } from '../src/mcp/auth/jwks.js'
+import { Introspector } from '../src/mcp/auth/introspect.js'
 import { discoveryUrls, IssuerDiscovery } from '../src/mcp/auth/discovery.js'
 import { AuthUnavailable, TOKEN_REFUSAL_TEXT, TokenRefused, type TokenRefusalReason } from '../src/mcp/auth/challenge.js'
 import { signingKey, type SigningKey } from './fixtures/auth/issuer.js'
@@ -118,6 +119,24 @@ describe('every refused token is told why, by a fixed text', () => {
 
   it('has texts a client reads back whole: no "=", quote or backslash', () => {
     for (const text of Object.values(TOKEN_REFUSAL_TEXT)) expect(text).not.toMatch(/[="\\]/)
+  })
+})
+
+describe('introspection is for opaque tokens only', () => {
+  it('never sends a token shaped as a JWT there: a bad JWT is refused for what it is', async () => {
+    const discovery = new IssuerDiscovery(fake.issuer, fake.fetch, clock.now)
+    const keys = new JwksCache(jose, async () => (await discovery.endpoints()).jwksUri, fake.fetch, clock.now)
+    const intro = new Introspector(
+      { endpoint: async () => `${fake.issuer}/introspect`, clientId: 'rs', clientSecret: 'rs-secret', issuer: fake.issuer, audience, clockToleranceSec: 60 },
+      fake.fetch,
+      clock.now,
+    )
+    const v = new AccessTokenVerifier(jose, { issuer: fake.issuer, audience, requireAtJwt: false, algorithms: DEFAULT_ALGORITHMS, clockToleranceSec: 60 }, keys, clock.now, intro)
+    fake.introspectionAnswer = { active: true, aud: audience, sub: 'mallory', exp: Math.floor(clock.ms / 1000) + 300 }
+    expect(await refusal(v, await sign(other, claimsOf(fake.issuer, audience, clock.ms)))).toBe('unknown_key')
+    expect(await refusal(v, 'abc.def.ghi')).toBe('accepted')
+    // 'abc.def.ghi' is no JWS (its first part is no JSON header): that one went to introspection, the JWT did not
+    expect(fake.introspections).toHaveLength(1)
   })
 })
 

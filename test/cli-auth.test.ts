@@ -125,6 +125,8 @@ describe('toolwire serve --auth-issuer', () => {
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--auth-introspection-client-id', 'rs'], {}, 'needs TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET'],
       [['serve', '--http', '0', '--auth-issuer', 'http://id.example.test'], {}, '--auth-issuer must be an https URL'],
       [['serve', '--http', '0'], { TOOLWIRE_AUTH_ISSUER: 'http://id.example.test' }, 'TOOLWIRE_AUTH_ISSUER must be an https URL'],
+      // the flag wins over its variable
+      [['serve', '--http', '0', '--auth-issuer', 'http://id.example.test'], { TOOLWIRE_AUTH_ISSUER: 'https://id.example.test' }, '--auth-issuer must be an https URL'],
       [['serve', '--http', '0.0.0.0:0', '--auth-issuer', 'https://id.example.test'], {}, '--auth-audience (or TOOLWIRE_AUTH_AUDIENCE) is required when --http binds a non-loopback host'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_REQUIRE_AT_JWT: 'yes' }, 'TOOLWIRE_AUTH_REQUIRE_AT_JWT takes 1 or 0'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--auth-introspection-client-id', 'rs', '--auth-jwks-uri', `http://x.example/${secret}`], { TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: secret }, '--auth-jwks-uri must be an https URL'],
