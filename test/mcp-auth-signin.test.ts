@@ -120,8 +120,9 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     ;({ tm, decisions } = manager(runs))
     signIn = new ConfirmSignIn({
       issuer: issuer.issuer,
-      audience: resource,
-      publicUrl: resource,
+      // as serveHttp knows them: once listening
+      audience: () => resource,
+      publicUrl: () => resource,
       signIn: { clientId: issuer.clientId, clientSecret: issuer.clientSecret, approverScope: 'approve:{tool}' },
     })
     await signIn.load()

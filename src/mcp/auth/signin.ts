@@ -39,9 +39,9 @@ export interface ConfirmSignInOptions {
 export interface ConfirmSignInConfig {
   /** The issuer, exactly as its metadata and ID tokens name it. */
   readonly issuer: string
-  /** The MCP server's audience: sent as `resource` (RFC 8707). */
-  readonly audience: string
-  /** The server's public URL (or a function giving it once listening): its origin makes the callback URL. */
+  /** The MCP server's audience, sent as `resource` (RFC 8707); or a function giving it once the server listens. */
+  readonly audience: string | (() => string)
+  /** The server's public URL, or a function giving it once the server listens: its origin makes the callback URL. */
   readonly publicUrl: string | (() => string)
   readonly signIn: ConfirmSignInOptions
   /** The approval secret(s), newest first: the cookies are sealed under a key derived from the first; without, a key of this process. */
@@ -131,6 +131,11 @@ function cookiesOf(req: IncomingMessage): Map<string, string> {
   return out
 }
 
+/** A value given now, or by a function once the server listens. */
+function known(value: string | (() => string)): string {
+  return typeof value === 'function' ? value() : value
+}
+
 function sendRefused(res: ServerResponse, status: number, title: string, body: string, headers: Record<string, string | string[]> = {}): void {
   page(res, status, title, `${body}<p>Nothing was run.</p>`, headers)
 }
@@ -164,8 +169,7 @@ export class ConfirmSignIn {
   }
 
   private origin(): string {
-    const url = typeof this.config.publicUrl === 'function' ? this.config.publicUrl() : this.config.publicUrl
-    return new URL(url).origin
+    return new URL(known(this.config.publicUrl)).origin
   }
 
   /** The issuer's metadata, discovered once (a failure is retried on the next request). */
@@ -285,7 +289,7 @@ export class ConfirmSignIn {
       code_challenge_method: 'S256',
       state,
       nonce,
-      resource: this.config.audience,
+      resource: known(this.config.audience),
     }
     if (again) params.prompt = 'login'
     const location = client.buildAuthorizationUrl(config, params).href
@@ -320,7 +324,7 @@ export class ConfirmSignIn {
         config,
         new URL(req.url ?? SIGN_IN_CALLBACK, this.origin()),
         { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true },
-        { resource: this.config.audience },
+        { resource: known(this.config.audience) },
       )
       const subject = tokens.claims()?.sub
       if (typeof subject !== 'string' || subject.length === 0) return failed()
