@@ -145,6 +145,8 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     const browser = new Browser(served.origin)
     const res = await browser.fetch(path)
     expect(res.status).toBe(302)
+    // neither the call nor the form (its CSRF token) is shown before signing in
+    expect(await res.text()).toBe('')
     const to = new URL(res.headers.get('location')!)
     expect(`${to.origin}${to.pathname}`).toBe(`${issuer.issuer}/auth`)
     const q = to.searchParams
