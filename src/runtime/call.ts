@@ -23,6 +23,7 @@ import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
+import type { Principal } from './principal.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
 import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
 import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
@@ -224,6 +225,11 @@ export class Call implements ToolContext {
     return call.#seq
   }
 
+  /** @internal The principal the call was made with (its owner), if any. */
+  static principalOf(call: Call): Principal | undefined {
+    return call.#options?.principal
+  }
+
   /** @internal The call started at `startedAt` (`performance.now()`), before its input's asynchronous validation: its timeout and duration count from then. */
   static since(call: Call, startedAt: number): Call {
     call.#clock = startedAt
@@ -278,11 +284,11 @@ export class Call implements ToolContext {
   }
 
   registerUndo(restore: (() => unknown) | JsonValue): void {
-    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown)
+    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown, this.#options?.principal)
     if (typeof this.#entry.def.undo !== 'function') {
       throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
     }
-    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore))
+    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore), this.#options?.principal)
     // with a store: the call answers once the payload is written, so that tm.undo on any instance finds it
     if (written !== undefined) {
       const x = this.#more()
@@ -559,7 +565,7 @@ export class Call implements ToolContext {
     // a confirmed or resumed call was recorded by its claim
     if (key === undefined && this.#continuation !== undefined) return this.#proceed()
     when(
-      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key),
+      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key, options?.principal),
       (g) =>
         this.#guarded(() => {
           const gate = g as LedgerGate
