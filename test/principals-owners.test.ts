@@ -312,6 +312,32 @@ describe.each(kinds.filter((k) => k.durable))('schema 5 on a $name store', (kind
     })
   })
 
+  it.skipIf(kind.skip)('a run a crash left unknown is reported with the principal that began it (identity only)', async () => {
+    await withStores(kind, async (open, clock) => {
+      const store = await open()
+      const tm = new ToolManager({ store, leaseMs: 1000 })
+      let started = false
+      tm.register({
+        name: 'hang',
+        inputSchema: { type: 'object' },
+        run: () => {
+          started = true
+          return new Promise(() => undefined)
+        },
+      })
+      void tm.call('hang', {}, { principal: alice, idempotencyKey: 'k-crash', callId: 'crash-1' })
+      // the body runs once its key is recorded as in flight
+      while (!started) await new Promise((resolve) => setTimeout(resolve, 5))
+      clock.t += 2000
+      const other = new ToolManager({ store: await open() })
+      // its own first sweep (on the next turn) reports the run; a sweep asked for runs after it
+      await other.recover()
+      const evidence = await store.readEvidence()
+      expect(evidence).toMatchObject([{ callId: 'crash-1', tool: 'hang', status: 'failed', principal: { subject: 'alice', issuer: ISSUER, clientId: 'app' } }])
+      expect(evidence[0]!.principal).not.toHaveProperty('scopes')
+    })
+  })
+
   it.skipIf(kind.skip || kind.name !== 'sqlite')('evidence rows name their subject in the indexed column', async () => {
     await withStores(kind, async (open, _clock, place) => {
       const s = await open()

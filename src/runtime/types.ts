@@ -7,7 +7,7 @@ import type { CircuitBreaker } from './breaker.js'
 import type { Limiter } from './limiter.js'
 import type { EvidenceApprover, EvidenceStore } from '../observe/evidence.js'
 import type { MetricsBuffer } from '../observe/metrics.js'
-import type { CallRecord, RecordPrincipal } from '../observe/record.js'
+import type { CallRecord } from '../observe/record.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogLevel } from './tool.js'
@@ -23,13 +23,13 @@ export interface ToolEvents {
     readonly callId: string
     readonly tool: string
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
   }
   call_end: {
     readonly callId: string
     readonly tool: string
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
     readonly status: CallResult['status']
     readonly statusName: ReturnType<ToolResult['statusName']>
     readonly durationMs: number
@@ -52,7 +52,7 @@ export interface ToolEvents {
     readonly approved: boolean
     readonly result: CallResult
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
     /** Who answered the confirmation: a signed-in approver, or `{ link: true }`. */
     readonly approvedBy?: EvidenceApprover
   }

@@ -15,6 +15,7 @@ import { randomId } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
 import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
+import { evidenceIdentity } from '../../observe/evidence.js'
 import {
   describe,
   IDEMPOTENCY_IN_FLIGHT,
@@ -252,7 +253,7 @@ export class Ledger {
         resolve()
       }
       try {
-        const record = {
+        const written = evidence.append({
           callId,
           tool,
           input,
@@ -260,9 +261,8 @@ export class Ledger {
           status: 'failed',
           startedAt: new Date(startedAt).toISOString(),
           endedAt: new Date().toISOString(),
-          ...(principal === null ? {} : { principal }),
-        }
-        const written = evidence.append(record)
+          ...evidenceIdentity(principal ?? undefined),
+        })
         when(written, () => done(), (err) => (fail(err), done()))
       } catch (err) {
         fail(err)
