@@ -162,6 +162,11 @@ describe.each(setups)('owners with $name', (setup) => {
     const confirmId = confirmIdOf(await a.call('pay', { id: 'p2' }, { principal: alice }))
     expect(await b.confirm(confirmId, { approve: true })).toMatchObject({ status: 'ok' })
     expect(seen).toEqual([{ what: 'pay:p2', principal: alice }])
+    // on the manager that parked it (its local copy): the same
+    const local = confirmIdOf(await a.call('pay', { id: 'p2b' }, { principal: alice }))
+    expect(shape(await a.confirm(local, { approve: true, principal: bob }))).toBe(shape(await a.confirm('c_nosuchconfirmation0000', { approve: true, principal: bob })))
+    expect(await a.confirm(local, { approve: true, principal: aliceLater })).toMatchObject({ status: 'ok' })
+    expect(seen[1]).toEqual({ what: 'pay:p2b', principal: alice })
   })
 
   it.skipIf(setup.skip)('a call made without a principal has no owner: anyone finds it, and its run has no principal', async () => {
