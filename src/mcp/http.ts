@@ -562,11 +562,20 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         return
       }
       // a call needing scopes the token lacks: the step-up challenge, and nothing runs
-      const principal = caller === undefined ? undefined : principalOfAuthInfo(caller)?.principal
-      const lacking = message.method === 'tools/call' && principal !== undefined ? resourceServer?.scopeRefusal(principal, (message.params as { name: string }).name) : undefined
+      const who = caller === undefined ? undefined : principalOfAuthInfo(caller)
+      const lacking = message.method === 'tools/call' && who !== undefined ? resourceServer?.scopeRefusal(who.principal, (message.params as { name: string }).name) : undefined
       if (lacking !== undefined) {
         sendError(res, { ...lacking, code: -32000, id: message.id, ids })
         return
+      }
+      // a principal over its quota: 429 with Retry-After, and nothing runs; in flight until the response is over
+      const admitted = message.method === 'tools/call' && who !== undefined ? resourceServer?.admitCall(who.key) : undefined
+      if (admitted !== undefined) {
+        if ('refusal' in admitted) {
+          sendError(res, { ...admitted.refusal, code: -32000, id: message.id, ids })
+          return
+        }
+        res.once('close', admitted.release)
       }
     }
     if (modern) {

@@ -18,6 +18,7 @@ import { Introspector } from './introspect.js'
 import { JWKS_TIMINGS, JwksCache, type JwksTimings } from './jwks.js'
 import { scopeTableOf, sendMetadata, type ProtectedResourceMetadata, type ScopeTable } from './metadata.js'
 import { AccessTokenVerifier, DEFAULT_ALGORITHMS } from './verify.js'
+import { checkQuotaOptions, PrincipalQuotas, quotaRefusal, type QuotaOptions } from '../quotas.js'
 
 /** `serveHttp`'s `auth` option: verify OAuth access tokens issued by `issuer` for this server. See docs/auth.md. */
 export interface ServeHttpAuthOptions {
@@ -40,6 +41,8 @@ export interface ServeHttpAuthOptions {
     /** Default: the issuer metadata's `introspection_endpoint`. */
     readonly endpoint?: string
   }
+  /** Limits per principal on `tools/call`: calls in flight and a rate (a token bucket). See docs/auth.md, "Quotas". */
+  readonly quotas?: QuotaOptions
 }
 
 /** Test hooks of the resource server, under a symbol key of `auth` (not part of the API). */
@@ -72,6 +75,7 @@ export const AUTH_OPTION_RULES: OptionRules = Object.freeze({
   clockToleranceSec: { must: 'a number of seconds from 0 to 60', ok: (v: unknown) => typeof v === 'number' && v >= 0 && v <= 60 },
   jwksUri: httpsOrLoopback('the key set'),
   introspection: isPlainObject,
+  quotas: isPlainObject,
 })
 
 /**
@@ -92,6 +96,7 @@ export function prepareResourceServer(
       if (auth.introspection[key] === undefined) throw new TypeError(`toolwire: serveHttp() option auth.introspection.${key} is required`)
     }
   }
+  checkQuotaOptions(auth.quotas, 'auth.quotas')
   if (served.token) throw new TypeError('toolwire: serveHttp() takes token or auth, not both (one way to authorize at a time)')
   if (auth.audience === undefined && served.publicUrl === undefined && !served.loopbackBound) {
     throw new TypeError('toolwire: serveHttp() option auth.audience is required when bound to a non-loopback host without publicUrl')
@@ -126,6 +131,7 @@ export class ResourceServer {
   private readonly scopes: () => ScopeTable
   private readonly resource: URL
   private verifier: Promise<AccessTokenVerifier> | undefined
+  private readonly quotas: PrincipalQuotas | undefined
 
   constructor(
     private readonly tm: ServableManager,
@@ -139,6 +145,17 @@ export class ResourceServer {
     this.metadataUrl = `${publicOrigin}${metadataPath}`
     this.scopes = scopeTableOf(tm)
     this.resource = new URL(auth.audience)
+    this.quotas = auth.quotas === undefined ? undefined : new PrincipalQuotas(auth.quotas)
+  }
+
+  /**
+   * Admits a `tools/call` of the principal whose key is `key` under its quotas: a `release` to
+   * call when its response is over, or the 429 to answer (nothing runs).
+   */
+  admitCall(key: string): { readonly release: () => void } | { readonly refusal: GateRefusal } | undefined {
+    const admission = this.quotas?.tryAcquire(key)
+    if (admission === undefined) return undefined
+    return admission.ok ? { release: admission.release } : { refusal: quotaRefusal(admission) }
   }
 
   /** The RFC 9728 document: `resource` is the audience exactly, the issuer is listed verbatim. */
