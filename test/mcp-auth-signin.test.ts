@@ -307,7 +307,8 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     try {
       for (const pages of [new ConfirmationPages(mine.tm, { signIn: notCaller }), new SharedConfirmationPages(mine.tm, { store, secret: SECRET, signIn: notCaller })]) {
         served.pages = pages
-        const view = await mine.tm.call('set_password', { user: `own-${pages.constructor.name}` })
+        // the call is made by ada's principal; the page answers as the operator, naming its approver
+        const view = await mine.tm.call('set_password', { user: `own-${pages.constructor.name}` }, { principal: { ...caller, scopes: [] } })
         if (view.status !== 'needs_confirmation') throw new Error(view.status)
         const path = pages.open({ tool: 'set_password', view, caller })
         const ada = new Browser(served.origin)
