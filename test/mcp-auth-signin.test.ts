@@ -390,21 +390,28 @@ describe('the sign-in options', () => {
     await expect(loadOpenIdClient(() => Promise.reject(other))).rejects.toBe(other)
   })
 
-  it('an unreachable issuer answers 503 and nothing runs', async () => {
-    const runs: string[] = []
-    const { tm } = manager(runs)
-    const served = await listen()
-    const signIn = new ConfirmSignIn({ issuer: 'http://127.0.0.1:9', audience: `${served.origin}/mcp`, publicUrl: served.origin, signIn: { clientId: 'page' } })
-    served.pages = new ConfirmationPages(tm, { signIn })
-    try {
-      const path = await park(tm, served.pages, 'nobody')
-      const res = await new Browser(served.origin).fetch(path)
-      expect(res.status).toBe(503)
-      expect(await res.text()).toMatch(/Sign-in unavailable.*Nothing was run/s)
-      expect(runs).toEqual([])
-    } finally {
-      served.pages.close()
-      await new Promise<void>((r) => served.http.close(() => r()))
+  it('an unreachable issuer answers 503, an approverScope giving no scope token 500, and nothing runs', async () => {
+    const cases = [
+      { signIn: { clientId: 'page' }, status: 503, text: /Sign-in unavailable.*Nothing was run/s },
+      { signIn: { clientId: 'page', approverScope: () => 'two words' }, status: 500, text: /approver scope of this call could not be worked out.*Nothing was run/s },
+    ]
+    for (const { signIn, status, text } of cases) {
+      const runs: string[] = []
+      const { tm } = manager(runs)
+      const served = await listen()
+      served.pages = new ConfirmationPages(tm, { signIn: new ConfirmSignIn({ issuer: 'http://127.0.0.1:9', audience: `${served.origin}/mcp`, publicUrl: served.origin, signIn }) })
+      try {
+        const path = await park(tm, served.pages, 'nobody')
+        const browser = new Browser(served.origin)
+        const res = await browser.fetch(path)
+        expect(res.status).toBe(status)
+        expect(await res.text()).toMatch(text)
+        if (status === 500) expect((await browser.post(path, { csrf: 'x', decision: 'approve' })).status).toBe(500)
+        expect(runs).toEqual([])
+      } finally {
+        served.pages.close()
+        await new Promise<void>((r) => served.http.close(() => r()))
+      }
     }
   })
 })

@@ -94,7 +94,7 @@ export function readSignInOptions(value: unknown): ConfirmSignInOptions {
   return Object.freeze(out)
 }
 
-/** The little of openid-client this module uses. */
+/** `openid-client`'s module (types only: it is imported when sign-in is on). */
 type OpenIdClient = typeof import('openid-client')
 type Configuration = import('openid-client').Configuration
 
@@ -161,11 +161,16 @@ export class ConfirmSignIn {
     this.client ??= await loadOpenIdClient(() => import('openid-client'))
   }
 
-  /** The scope an approver of `tool` must hold, or undefined when any signed-in person may approve. */
+  /**
+   * The scope an approver of `tool` must hold, or undefined when any signed-in person may approve.
+   * @throws TypeError when `approverScope` (a function, or a name with `{tool}`) does not give a scope token.
+   */
   requiredScope(tool: string): string | undefined {
-    const scope = this.options.approverScope
-    if (scope === undefined) return undefined
-    return typeof scope === 'function' ? scope(tool) : scope.replaceAll('{tool}', tool)
+    const option = this.options.approverScope
+    if (option === undefined) return undefined
+    const scope: unknown = typeof option === 'function' ? option(tool) : option.replaceAll('{tool}', tool)
+    if (!isScopeToken(scope)) throw new TypeError(`toolwire: auth.signIn.approverScope gave no scope token for the tool ${JSON.stringify(tool.slice(0, 64))}`)
+    return scope
   }
 
   private origin(): string {
@@ -237,7 +242,15 @@ export class ConfirmSignIn {
    */
   async approver(req: IncomingMessage, res: ServerResponse, path: string, tool: string, callerKey?: string): Promise<PrincipalRef | undefined> {
     const approver = this.approverOf(req)
-    const required = this.requiredScope(tool)
+    let required: string | undefined
+    try {
+      required = this.requiredScope(tool)
+    } catch {
+      // the configuration is wrong: nobody may answer until it is fixed
+      if (req.method === 'POST') req.resume()
+      sendRefused(res, 500, 'Something went wrong', '<p>The approver scope of this call could not be worked out.</p>')
+      return undefined
+    }
     const isGet = req.method === 'GET' || req.method === 'HEAD'
     const again = new URL(req.url ?? path, 'http://x').searchParams.has('signin')
     if (isGet && (approver === undefined || again)) {
