@@ -81,6 +81,11 @@ Options:
   --auth-introspection-client-id <id>  introspect opaque tokens as this client
                     (TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID); its secret only from
                     TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET
+  --max-calls-per-principal <n>  with --auth-issuer: the most tools/call requests one
+                    principal has in flight (TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL)
+  --calls-per-minute <n>  with --auth-issuer: each principal's sustained call rate,
+                    a token bucket of a minute's worth (TOOLWIRE_AUTH_CALLS_PER_MINUTE);
+                    over either quota: 429 with Retry-After
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
@@ -155,6 +160,8 @@ interface Parsed {
   readonly authRequireAtJwt: boolean
   readonly authJwksUri: string | undefined
   readonly authIntrospectionClientId: string | undefined
+  readonly maxCallsPerPrincipal: string | undefined
+  readonly callsPerMinute: string | undefined
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
   readonly publicUrl: string | undefined
@@ -186,6 +193,8 @@ function parse(argv: readonly string[]): Parsed {
         'auth-require-at-jwt': { type: 'boolean' },
         'auth-jwks-uri': { type: 'string' },
         'auth-introspection-client-id': { type: 'string' },
+        'max-calls-per-principal': { type: 'string' },
+        'calls-per-minute': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
         'public-url': { type: 'string' },
@@ -214,6 +223,8 @@ function parse(argv: readonly string[]): Parsed {
     authRequireAtJwt: values['auth-require-at-jwt'] === true,
     authJwksUri: values['auth-jwks-uri'] as string | undefined,
     authIntrospectionClientId: values['auth-introspection-client-id'] as string | undefined,
+    maxCallsPerPrincipal: values['max-calls-per-principal'] as string | undefined,
+    callsPerMinute: values['calls-per-minute'] as string | undefined,
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
     publicUrl: values['public-url'] as string | undefined,
@@ -311,7 +322,14 @@ export async function main(argv: readonly string[], given: { out: (s: string) =>
 async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
   const module = p.module ?? p.positionals[0]
-  const authFlags = p.authIssuer !== undefined || p.authAudience !== undefined || p.authRequireAtJwt || p.authJwksUri !== undefined || p.authIntrospectionClientId !== undefined
+  const authFlags =
+    p.authIssuer !== undefined ||
+    p.authAudience !== undefined ||
+    p.authRequireAtJwt ||
+    p.authJwksUri !== undefined ||
+    p.authIntrospectionClientId !== undefined ||
+    p.maxCallsPerPrincipal !== undefined ||
+    p.callsPerMinute !== undefined
   if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined || !p.linkInText || authFlags)) {
     throw new UsageError('--stateless, --token, --auth-*, --allow-origin, --metrics-public, --public-url and --no-link-in-text go with --http')
   }
@@ -429,6 +447,13 @@ const AUTH_FLAGS: Readonly<Record<string, readonly [flag: string, env: string, g
   'auth.jwksUri': ['--auth-jwks-uri', 'TOOLWIRE_AUTH_JWKS_URI', (p) => p.authJwksUri !== undefined],
   'auth.introspection.clientId': ['--auth-introspection-client-id', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID', (p) => p.authIntrospectionClientId !== undefined],
   'auth.introspection.clientSecret': ['TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', () => false],
+  'auth.quotas.concurrentCalls': ['--max-calls-per-principal', 'TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL', (p) => p.maxCallsPerPrincipal !== undefined],
+  'auth.quotas.callsPerMinute': ['--calls-per-minute', 'TOOLWIRE_AUTH_CALLS_PER_MINUTE', (p) => p.callsPerMinute !== undefined],
+}
+
+/** A flag's number (`NaN` for text that is none: serveHttp refuses it, naming the flag). */
+function numberOf(text: string): number {
+  return /^\s*$/.test(text) ? Number.NaN : Number(text)
 }
 
 /** `true` for 1 / true, `false` for unset, empty, 0 / false; a usage error otherwise. */
@@ -447,9 +472,13 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
   const jwksUri = p.authJwksUri ?? env('TOOLWIRE_AUTH_JWKS_URI')
   const clientId = p.authIntrospectionClientId ?? env('TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID')
   const requireAtJwt = p.authRequireAtJwt || envFlag('TOOLWIRE_AUTH_REQUIRE_AT_JWT')
+  const concurrentCalls = p.maxCallsPerPrincipal ?? env('TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL')
+  const callsPerMinute = p.callsPerMinute ?? env('TOOLWIRE_AUTH_CALLS_PER_MINUTE')
   if (issuer === undefined) {
-    if (p.authAudience !== undefined || p.authJwksUri !== undefined || p.authIntrospectionClientId !== undefined || p.authRequireAtJwt) {
-      throw new UsageError('--auth-audience, --auth-require-at-jwt, --auth-jwks-uri and --auth-introspection-client-id go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)')
+    if (p.authAudience !== undefined || p.authJwksUri !== undefined || p.authIntrospectionClientId !== undefined || p.authRequireAtJwt || p.maxCallsPerPrincipal !== undefined || p.callsPerMinute !== undefined) {
+      throw new UsageError(
+        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal and --calls-per-minute go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
+      )
     }
     return undefined
   }
@@ -463,6 +492,14 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
     ...(requireAtJwt ? { requireAtJwt } : {}),
     ...(jwksUri === undefined ? {} : { jwksUri }),
     ...(clientId === undefined ? {} : { introspection: { clientId, clientSecret: clientSecret! } }),
+    ...(concurrentCalls === undefined && callsPerMinute === undefined
+      ? {}
+      : {
+          quotas: {
+            ...(concurrentCalls === undefined ? {} : { concurrentCalls: numberOf(concurrentCalls) }),
+            ...(callsPerMinute === undefined ? {} : { callsPerMinute: numberOf(callsPerMinute) }),
+          },
+        }),
   }
 }
 

@@ -115,6 +115,27 @@ describe('toolwire serve --auth-issuer', () => {
     }
   })
 
+  it('quotas per principal from --calls-per-minute (or its variable): the call over quota gets 429 with Retry-After; another principal is not held back', async () => {
+    for (const [args, env] of [
+      [['--auth-issuer', iss.issuer, '--calls-per-minute', '1', '--max-calls-per-principal', '4'], {}],
+      [[], { TOOLWIRE_AUTH_ISSUER: iss.issuer, TOOLWIRE_AUTH_CALLS_PER_MINUTE: '1' }],
+    ] as const) {
+      const served = await serve([...args], env)
+      try {
+        iss.setResource(served.url)
+        const alice = await iss.token('alice', 'files:read')
+        expect((await listDir(served.url, alice)).status).toBe(200)
+        const over = await listDir(served.url, alice)
+        expect(over.status).toBe(429)
+        expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+        expect(await over.json()).toMatchObject({ id: 1, error: { code: -32000, message: 'Too Many Requests: rate limit for this principal' } })
+        expect((await listDir(served.url, await iss.token('bob', 'files:read'))).status).toBe(200)
+      } finally {
+        await served.stop()
+      }
+    }
+  })
+
   it('usage errors exit 64, naming the flag or variable and never a secret', async () => {
     const secret = 'introspection-secret-value'
     const cases: [string[], Record<string, string>, string][] = [
@@ -129,6 +150,9 @@ describe('toolwire serve --auth-issuer', () => {
       [['serve', '--http', '0', '--auth-issuer', 'http://id.example.test'], { TOOLWIRE_AUTH_ISSUER: 'https://id.example.test' }, '--auth-issuer must be an https URL'],
       [['serve', '--http', '0.0.0.0:0', '--auth-issuer', 'https://id.example.test'], {}, '--auth-audience (or TOOLWIRE_AUTH_AUDIENCE) is required when --http binds a non-loopback host'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_REQUIRE_AT_JWT: 'yes' }, 'TOOLWIRE_AUTH_REQUIRE_AT_JWT takes 1 or 0'],
+      [['serve', '--http', '0', '--calls-per-minute', '5'], {}, 'go with --auth-issuer'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--max-calls-per-principal', '0'], {}, '--max-calls-per-principal must be a positive integer'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_CALLS_PER_MINUTE: 'many' }, 'TOOLWIRE_AUTH_CALLS_PER_MINUTE must be a positive finite number'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--auth-introspection-client-id', 'rs', '--auth-jwks-uri', `http://x.example/${secret}`], { TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: secret }, '--auth-jwks-uri must be an https URL'],
     ]
     const results = await Promise.all(cases.map(([args, env]) => run(args, env)))

@@ -9,7 +9,7 @@ import { evidenceIdentity, type EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
+import type { CallHost, CallMode, ContinuationBody, ContinuedOptions, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { Issue } from '../core/validate.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
@@ -983,7 +983,7 @@ export class Call implements ToolContext {
         status,
         startedAt: new Date(startMs).toISOString(),
         endedAt: new Date(endMs).toISOString(),
-        ...evidenceIdentity(this.#options?.principal),
+        ...evidenceIdentity(this.#options?.principal, (this.#options as ContinuedOptions | undefined)?.approvedBy),
       })
       if (this.#host.awaitEvidence && written instanceof Promise) {
         // evidence in the durable store: the view is handed out once its record is written

@@ -43,6 +43,7 @@ export { replayedView } from './durable/ledger.js'
 export { undoContext } from './durable/undo.js'
 export { STORE_WAIT_MS } from './durable/bounded.js'
 export type { Answered } from './durable/parking.js'
+export { confirmationEvent } from './durable/parking.js'
 
 /** The durable half of a manager: its parts share the store, the lease and the input hash. */
 export class Durable implements DurableContext {

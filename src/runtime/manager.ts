@@ -35,7 +35,7 @@ import { awaitValidation } from './validation-wait.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
-import { Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
+import { confirmationEvent, Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
@@ -585,7 +585,7 @@ export class ToolManager {
       // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
       const answerable = !parked.used && Date.now() <= parked.expiresAt
       return this.resumeAs(confirmId, { approve }, by).then((view) => {
-        if (answerable) this.emit('confirmation', { confirmId, callId: parked.callId, tool: parked.entry.name, approved: approve, result: view })
+        if (answerable) this.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
         return view
       })
     }
@@ -598,7 +598,7 @@ export class ToolManager {
       ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
       : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
     return outcome.then((view) => {
-      this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
+      this.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
       return view
     })
   }
@@ -1054,6 +1054,8 @@ export class ToolManager {
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
     // without a store there is no ledger: a key would promise what nothing keeps
     if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
+    // a store of the app's own that cannot keep owners would leave the call's records unscoped: refused, never silently
+    if (opts?.principal !== undefined && this.durable !== undefined && !this.durable.principals) return { result: badOptions('this store cannot keep principals (its principals flag is not true)'), options: opts }
     // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
     if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
       return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }

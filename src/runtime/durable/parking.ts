@@ -20,10 +20,11 @@ import {
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
-import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
+import type { ParkKind, SuspensionExtras, ToolEntry, ToolEvents } from '../types.js'
 import type { TraceContext } from '../../observe/trace-context.js'
 import { recordedResult } from './ledger.js'
-import { principalKey, readPrincipal, type Principal, type PrincipalRef } from '../principal.js'
+import { principalKey, principalRef, readPrincipal, type Principal, type PrincipalRef } from '../principal.js'
+import { evidenceApproverOf } from '../../observe/evidence.js'
 import {
   APPROVAL_INVALID,
   CONFIRMATION_RUNNING,
@@ -49,7 +50,7 @@ export interface Answerer {
 export interface Answered {
   readonly view: CallResult
   /** Set when the decision was applied to a parked call (it ran, or was denied). */
-  readonly call?: { readonly tool: string; readonly callId: string }
+  readonly call?: { readonly tool: string; readonly callId: string; readonly principal?: Principal }
 }
 
 /** The parked calls of a manager with a store. */
@@ -175,7 +176,7 @@ export class Parking {
     }
     const answered = late ? this.answer('suspension', confirmId, true, { approve }, undefined, by) : this.answer('confirmation', confirmId, approve, undefined, idempotencyKey, by)
     return answered.then(({ view, call }) => {
-      if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
+      if (call !== undefined) this.ctx.host.emit('confirmation', confirmationEvent(confirmId, call, approve, view, by.approvedBy))
       return view
     })
   }
@@ -274,7 +275,7 @@ export class Parking {
           if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), pre)
           host.forget(id)
           const view = await host.early(pre.tool, pre.callId, refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
-          return { view, call: { tool: pre.tool, callId: pre.callId } }
+          return { view, call: { tool: pre.tool, callId: pre.callId, principal: principalOf(pre) || undefined } }
         }
         try {
           input = openInput(id, pre.input, this.key, { tool: pre.tool, callId: pre.callId })
@@ -336,7 +337,7 @@ export class Parking {
         // the run happened; a lost finish leaves the call running until a sweep calls it unknown
         host.reportError(call.callId, call.tool, err)
       }
-      return { view, call: { tool: call.tool, callId: call.callId } }
+      return { view, call: { tool: call.tool, callId: call.callId, principal: parked.principal } }
     } catch (err) {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(known?.callId ?? '', known?.tool ?? 'unknown', err)
@@ -424,6 +425,20 @@ function principalData(principal: Principal): JsonValue {
  * The principal whose call a parked row is (from its data), `undefined` for a row without an
  * owner, or `false` when the row does not hold the principal its owner names (it was altered).
  */
+/** The `confirmation` event of an answered call: who called and who answered, when known. */
+export function confirmationEvent(
+  confirmId: string,
+  call: { readonly tool: string; readonly callId: string; readonly principal?: PrincipalRef },
+  approved: boolean,
+  result: CallResult,
+  approvedBy: PrincipalRef | undefined,
+): ToolEvents['confirmation'] {
+  const event: { -readonly [K in keyof ToolEvents['confirmation']]: ToolEvents['confirmation'][K] } = { confirmId, callId: call.callId, tool: call.tool, approved, result }
+  if (call.principal !== undefined) event.principal = principalRef(call.principal)
+  if (approvedBy !== undefined) event.approvedBy = evidenceApproverOf(approvedBy)
+  return event
+}
+
 function principalOf(call: ParkedCall): Principal | undefined | false {
   const kept = dataField(call, 'principal')
   const owner = call.owner ?? null
