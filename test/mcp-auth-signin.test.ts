@@ -112,6 +112,7 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
   let tm: ToolManager
   let decisions: ConfirmDecision[]
   let signIn: ConfirmSignIn
+  const signInErrors: Error[] = []
 
   beforeAll(async () => {
     served = await listen()
@@ -124,6 +125,7 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
       audience: () => resource,
       publicUrl: () => resource,
       signIn: { clientId: issuer.clientId, clientSecret: issuer.clientSecret, approverScope: 'approve:{tool}' },
+      onError: (error) => signInErrors.push(error),
     })
     await signIn.load()
     served.pages = new ConfirmationPages(tm, { signIn })
@@ -270,10 +272,14 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     const first = await browser.fetch(path)
     const callback = new URL(await issuer.signIn(first.headers.get('location')!, 'ada@example.com'))
     callback.searchParams.set('state', 'not-the-state-that-was-sent')
+    signInErrors.length = 0
     const res = await browser.fetch(callback.href)
     expect(res.status).toBe(403)
     expect(await res.text()).toContain('Sign-in failed')
     expect(browser.get('toolwire_approver')).toBeUndefined()
+    // the operator is told which step failed, with no code, state or secret in it
+    expect(signInErrors.map((e) => e.message)).toEqual([expect.stringMatching(/^toolwire: confirmation sign-in: the callback failed( \([A-Za-z0-9_.-]+\))?$/)])
+    expect(signInErrors[0]!.message).not.toContain(callback.searchParams.get('code')!)
     // the issuer's `iss` (RFC 9207) must be this issuer's
     const other = await browser.fetch(path)
     const fromElsewhere = new URL(await issuer.signIn(other.headers.get('location')!, 'ada@example.com'))
@@ -392,14 +398,15 @@ describe('the sign-in options', () => {
 
   it('an unreachable issuer answers 503, an approverScope giving no scope token 500, and nothing runs', async () => {
     const cases = [
-      { signIn: { clientId: 'page' }, status: 503, text: /Sign-in unavailable.*Nothing was run/s },
-      { signIn: { clientId: 'page', approverScope: () => 'two words' }, status: 500, text: /approver scope of this call could not be worked out.*Nothing was run/s },
+      { signIn: { clientId: 'page' }, status: 503, text: /Sign-in unavailable.*Nothing was run/s, told: ['toolwire: confirmation sign-in: discovering the issuer failed'] },
+      { signIn: { clientId: 'page', approverScope: () => 'two words' }, status: 500, text: /approver scope of this call could not be worked out.*Nothing was run/s, told: [] },
     ]
-    for (const { signIn, status, text } of cases) {
+    for (const { signIn, status, text, told } of cases) {
+      const errors: Error[] = []
       const runs: string[] = []
       const { tm } = manager(runs)
       const served = await listen()
-      served.pages = new ConfirmationPages(tm, { signIn: new ConfirmSignIn({ issuer: 'http://127.0.0.1:9', audience: `${served.origin}/mcp`, publicUrl: served.origin, signIn }) })
+      served.pages = new ConfirmationPages(tm, { signIn: new ConfirmSignIn({ issuer: 'http://127.0.0.1:9', audience: `${served.origin}/mcp`, publicUrl: served.origin, signIn, onError: (e) => errors.push(e) }) })
       try {
         const path = await park(tm, served.pages, 'nobody')
         const browser = new Browser(served.origin)
@@ -408,6 +415,7 @@ describe('the sign-in options', () => {
         expect(await res.text()).toMatch(text)
         if (status === 500) expect((await browser.post(path, { csrf: 'x', decision: 'approve' })).status).toBe(500)
         expect(runs).toEqual([])
+        expect(errors.map((e) => e.message.replace(/ \(.*\)$/, ''))).toEqual(told)
       } finally {
         served.pages.close()
         await new Promise<void>((r) => served.http.close(() => r()))

@@ -46,6 +46,11 @@ export interface ConfirmSignInConfig {
   readonly signIn: ConfirmSignInOptions
   /** The approval secret(s), newest first: the cookies are sealed under a key derived from the first; without, a key of this process. */
   readonly secret?: ApprovalSecrets
+  /**
+   * Told why a sign-in failed (the issuer unreachable, a refused callback): an Error naming the
+   * step and the OAuth error code, never a code, token, state or secret.
+   */
+  readonly onError?: (error: Error) => void
 }
 
 /** The path the issuer redirects back to. */
@@ -134,6 +139,14 @@ function cookiesOf(req: IncomingMessage): Map<string, string> {
 /** A value given now, or by a function once the server listens. */
 function known(value: string | (() => string)): string {
   return typeof value === 'function' ? value() : value
+}
+
+/** An Error for `onError`: the step that failed and, when the issuer said, its OAuth error code (nothing else of it). */
+function signInError(step: string, err: unknown): Error {
+  const e = err as { error?: unknown; code?: unknown } | null
+  const code = typeof e?.error === 'string' ? e.error : typeof e?.code === 'string' ? e.code : undefined
+  const shown = code !== undefined && /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? ` (${code})` : ''
+  return new Error(`toolwire: confirmation sign-in: ${step} failed${shown}`)
 }
 
 function sendRefused(res: ServerResponse, status: number, title: string, body: string, headers: Record<string, string | string[]> = {}): void {
@@ -286,7 +299,8 @@ export class ConfirmSignIn {
     let found: { client: OpenIdClient; config: Configuration }
     try {
       found = await this.configuration()
-    } catch {
+    } catch (err) {
+      this.config.onError?.(signInError('discovering the issuer', err))
       sendRefused(res, 503, 'Sign-in unavailable', '<p>The sign-in service could not be reached just now. Reload the page in a moment.</p>')
       return
     }
@@ -323,8 +337,10 @@ export class ConfirmSignIn {
       res.end('method not allowed\n')
       return
     }
-    const failed = (): void =>
+    const failed = (why?: Error): void => {
+      if (why !== undefined) this.config.onError?.(why)
       sendRefused(res, 403, 'Sign-in failed', '<p>The sign-in could not be completed. Open the confirmation link again.</p>', { 'set-cookie': clearFlow })
+    }
     const flow = this.open(FLOW_AAD, cookiesOf(req).get(FLOW_COOKIE))
     if (!Array.isArray(flow)) return failed()
     const [state, verifier, nonce, path, expiresAt] = flow as [unknown, unknown, unknown, unknown, unknown]
@@ -344,9 +360,9 @@ export class ConfirmSignIn {
       // scopes the issuer granted (RFC 6749 §5.1); none when it does not say
       const scopes = typeof tokens.scope === 'string' ? tokens.scope.split(' ').filter(isScopeToken).slice(0, MAX_COOKIE_SCOPES) : []
       approver = { subject, issuer: this.config.issuer, scopes }
-    } catch {
-      // the reason (which may quote the issuer's answer) is not shown
-      return failed()
+    } catch (err) {
+      // the reason (which may quote the issuer's answer) is not shown, and only its code is told
+      return failed(signInError('the callback', err))
     }
     const sealed = this.seal(APPROVER_AAD, [approver.subject, approver.issuer, approver.scopes, Date.now() + APPROVER_MS])
     res.writeHead(302, { location: path, 'cache-control': 'no-store', 'set-cookie': [clearFlow, this.cookie(APPROVER_COOKIE, sealed, APPROVER_MS)] })
