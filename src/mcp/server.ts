@@ -358,6 +358,13 @@ class CallSinks<E extends 'progress' | 'log'> {
  * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`: a
  *   retry with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
  * - Every result carries `_meta["toolwire/callId"]`.
+ * - Principals (issue #23): a request whose `AuthInfo` carries a verified principal (`serveHttp`
+ *   with `auth` puts one there, per request) acts for it everywhere: `tm.call`, `tm.confirm` and
+ *   `tm.resume` of its MRTR retries and 2025 elicitation answers, the tasks it makes and answers
+ *   (owned by `taskOwnerOf` its key: another principal's task is "not found"), and the
+ *   `requestState` it is given (bound to its `principalKey`: a newer token of the same subject
+ *   opens it). `tools/list` shows it only the tools whose `scopes` it holds (with the manager's
+ *   `impliedScopes`, when the manager exposes them). Without one, as before.
  * - 2026-07-28 only: the `logging` capability, and `ctx.log` becomes `notifications/message`
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
