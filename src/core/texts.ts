@@ -101,6 +101,11 @@ export function argsNotTextText(type: string): string {
   return `The arguments must be JSON text, not ${type}`
 }
 
+/** The message of a call refused because its principal lacks scopes the tool needs. */
+export function insufficientScopeText(missing: readonly string[]): string {
+  return `This call needs the scope${missing.length === 1 ? '' : 's'}: ${missing.join(' ')}`
+}
+
 /** Refusal messages, each with the code the runtime gives it. */
 export const REFUSALS = Object.freeze({
   permissionDenied: Object.freeze({ code: 'permission_denied', message: 'Permission denied' }),
@@ -112,6 +117,9 @@ export const REFUSALS = Object.freeze({
   invalidDecision: Object.freeze({ code: 'invalid_decision', message: 'The decision could not be read' }),
   toolNameNotString: Object.freeze({ code: 'unknown_tool', message: 'The tool name must be a string' }),
 })
+
+/** The refusal code of a call whose principal lacks a scope the tool needs (`details: { scopes }` lists the missing ones). */
+export const INSUFFICIENT_SCOPE = 'insufficient_scope'
 
 /**
  * A provider's tool call without a usable id (a non-empty string) where the provider pairs

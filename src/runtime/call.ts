@@ -24,8 +24,9 @@ import { containedController } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
-import { circuitOpenText, concurrencyLimitText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
+import { circuitOpenText, concurrencyLimitText, INSUFFICIENT_SCOPE, insufficientScopeText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
 import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
+import { missingScopes, type Principal } from './principal.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -41,6 +42,8 @@ export interface CallStages {
   readonly spanStart: Stage<Call>
   /** Start, while the tracer has no provider: asks now and then whether one was registered (then starts the span). */
   readonly spanProbe: Stage<Call>
+  /** Gate: the scopes a caller's principal needs (first: a call without them runs no hook). */
+  readonly scopes: Stage<Call>
   /** Gate: the permission hooks. */
   readonly permission: Stage<Call>
   /** Gate: the confirmation rule (deferred mode); parks the call when confirmation is needed. */
@@ -264,6 +267,10 @@ export class Call implements ToolContext {
     return this.#attemptNo
   }
 
+  get principal(): Principal | undefined {
+    return this.#options?.principal
+  }
+
   get traceContext(): TraceContext | undefined {
     const received = this.#options?.traceContext
     const x = this.#x
@@ -391,9 +398,26 @@ export class Call implements ToolContext {
 
   // ---------------------------------------------------------------- gates
 
+  /** The scope gate: a call with a principal lacking a scope the tool needs is refused; the operator's calls pass. */
+  #checkScopes(): void {
+    const principal = this.#options?.principal
+    if (principal !== undefined) {
+      const missing = missingScopes(principal.scopes, this.#entry.scopes, this.#host.impliedScopes)
+      if (missing.length !== 0) {
+        return this.#finish(ToolResult.failed(refusalError(INSUFFICIENT_SCOPE, insufficientScopeText(missing), { scopes: [...missing] })))
+      }
+    }
+    this.#proceed()
+  }
+
   #checkPermission(): void {
     const hooks = this.#entry.permissionHooks
-    const request = Object.freeze({ tool: this.#entry.name, input: this.#input, callId: this.callId })
+    const principal = this.#options?.principal
+    const request = Object.freeze(
+      principal === undefined
+        ? { tool: this.#entry.name, input: this.#input, callId: this.callId }
+        : { tool: this.#entry.name, input: this.#input, callId: this.callId, principal },
+    )
     const step = (i: number): void => {
       if ((this.#flags & SETTLED) !== 0) return
       if (i === hooks.length) return this.#proceed()
@@ -993,6 +1017,7 @@ export class Call implements ToolContext {
       spanProbe: (c) => {
         if (c.#host.tracerReady(c.#clock)) stages.spanStart(c)
       },
+      scopes: (c) => c.#checkScopes(),
       permission: (c) => c.#checkPermission(),
       confirmation: (c) => c.#checkConfirmation(),
       breaker: (c) => c.#checkBreaker(),

@@ -42,7 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import type { ImpliedScopes, PrincipalRef } from './principal.js'
+import { isScopeToken, missingScopes, type ImpliedScopes, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -134,6 +134,23 @@ function checkManagerOptions(options: ToolManagerOptions): void {
   if (options.queueLimit !== undefined && !isCount(options.queueLimit)) throw new TypeError('toolwire: queueLimit must be a non-negative integer or Infinity')
   if (options.undoLimit !== undefined && !isCount(options.undoLimit)) throw new TypeError('toolwire: undoLimit must be a non-negative integer or Infinity')
   if (options.development !== undefined && typeof options.development !== 'boolean') throw new TypeError('toolwire: development must be a boolean')
+  if (options.scopes !== undefined) checkScopeList(options.scopes, 'scopes')
+  const implied: unknown = options.impliedScopes
+  if (implied !== undefined) {
+    if (typeof implied !== 'object' || implied === null || Array.isArray(implied)) throw new TypeError('toolwire: impliedScopes must be an object mapping a scope to the scopes it grants')
+    for (const [scope, grants] of Object.entries(implied)) {
+      if (!isScopeToken(scope)) throw new TypeError(`toolwire: impliedScopes key ${JSON.stringify(scope)} is not a scope (1 to 256 visible ASCII characters, no space, '"' or '\\')`)
+      checkScopeList(grants, `impliedScopes[${JSON.stringify(scope)}]`)
+    }
+  }
+}
+
+/** A TypeError naming `what` unless `scopes` is an array of scope tokens; returns a frozen copy without duplicates. */
+function checkScopeList(scopes: unknown, what: string): readonly string[] {
+  if (!Array.isArray(scopes) || !scopes.every(isScopeToken)) {
+    throw new TypeError(`toolwire: ${what} must be an array of scopes (each 1 to 256 visible ASCII characters, no space, '"' or '\\')`)
+  }
+  return Object.freeze([...new Set(scopes)])
 }
 
 /** A parked call: a confirmation or a suspension, continued later. */
@@ -222,10 +239,17 @@ export class ToolManager {
   private readonly durable: Durable | undefined
   /** What this manager's calls see of it. */
   private readonly host: CallHost
+  /** The manager's `scopes`: those of a tool that declares none. */
+  private readonly defaultScopes: readonly string[]
+  /** A frozen copy of the manager's `impliedScopes`. */
+  private readonly impliedScopes: ImpliedScopes | undefined
 
   constructor(options: ToolManagerOptions = {}) {
     checkManagerOptions(options)
     this.options = options
+    this.defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
+    this.impliedScopes =
+      options.impliedScopes === undefined ? undefined : Object.freeze(Object.fromEntries(Object.entries(options.impliedScopes).map(([scope, grants]) => [scope, Object.freeze([...grants])])))
     this.compiler = new SchemaCompiler(options)
     this.development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
@@ -244,6 +268,7 @@ export class ToolManager {
     this.durable?.ledger.sweepSoon()
     this.host = {
       metrics: this.metricsBuffer,
+      impliedScopes: this.impliedScopes,
       tracer: this.tracer,
       tracerReady: (now) => this.tracerReady(now),
       evidence: this.evidence,
@@ -322,6 +347,7 @@ export class ToolManager {
       untrusted: tool.hints?.untrustedContent === true,
       timeoutMs: tool.timeoutMs ?? this.options.timeoutMs,
       permissionHooks: [this.options.permission, tool.permission].filter((h): h is PermissionHook => h !== undefined),
+      scopes: tool.scopes === undefined ? this.defaultScopes : checkScopeList(tool.scopes, `tool "${name}" scopes`),
       limiter: limiterOf(limit, queueLimit),
       breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
       outcome: outcomeCallbackOf(tool as { execute?: unknown }),
@@ -915,9 +941,19 @@ export class ToolManager {
     return options?.format === 'prometheus' ? this.metricsBuffer.prometheus() : this.metricsBuffer.snapshot()
   }
 
+  /**
+   * @internal The scopes of `scopes` a caller lacks for tool `name` (`[]`: none; `impliedScopes`
+   * followed), or `undefined` for a tool not registered. The MCP layer asks it for its 403
+   * step-up and to filter `tools/list`.
+   */
+  scopesMissing(name: string, scopes: readonly string[]): readonly string[] | undefined {
+    const entry = this.tools.get(name)
+    return entry === undefined ? undefined : missingScopes(scopes, entry.scopes, this.impliedScopes)
+  }
+
   /** The tools with their schemas and hints, JSON-serializable: the MCP / WebMCP / bridge description. */
   manifest(): readonly ToolManifestEntry[] {
-    return [...this.tools.values()].map(({ def }) => {
+    return [...this.tools.values()].map(({ def, scopes }) => {
       const item: Record<string, unknown> = { name: def.name }
       if (def.description !== undefined) item.description = def.description
       item.inputSchema = def.inputSchema
@@ -926,6 +962,7 @@ export class ToolManager {
       if (def.needsConfirmation !== undefined && def.needsConfirmation !== false) item.needsConfirmation = true
       if (def.longRunning !== undefined) item.longRunning = def.longRunning === true ? true : { afterMs: def.longRunning.afterMs }
       if (def.confirmVia !== undefined) item.confirmVia = def.confirmVia
+      if (scopes.length !== 0) item.scopes = scopes
       return item as unknown as ToolManifestEntry
     })
   }

@@ -6,6 +6,7 @@ import { refusalError, ToolResult } from '../core/result.js'
 import { invalidOptionsText } from '../core/texts.js'
 import type { CallOptions } from './tool.js'
 import { traceContextOf } from '../observe/trace-context.js'
+import { readPrincipal } from './principal.js'
 
 /** The tool name a call's events and views use: the name, or a placeholder for a non-string. */
 export function toolLabel(name: unknown): string {
@@ -20,7 +21,7 @@ export function badOptions(what: string): ToolResult {
 /**
  * A plain frozen snapshot of the caller's options (each getter read once, here), or the
  * refusal of options that throw or are malformed: `signal` an AbortSignal-like object,
- * `callId` a string, `timeoutMs` a positive number. A `traceContext` is kept only when valid.
+ * `callId` a string, `timeoutMs` a positive number, `principal` a principal (a frozen copy). A `traceContext` is kept only when valid.
  */
 export function readOptions(options: unknown): CallOptions | undefined | ToolResult {
   if (options === undefined || options === null) return undefined
@@ -30,13 +31,15 @@ export function readOptions(options: unknown): CallOptions | undefined | ToolRes
   let timeoutMs: unknown
   let idempotencyKey: unknown
   let traceContext: unknown
+  let principal: unknown
   try {
-    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown; traceContext?: unknown }
+    const o = options as { signal?: unknown; callId?: unknown; timeoutMs?: unknown; idempotencyKey?: unknown; traceContext?: unknown; principal?: unknown }
     signal = o.signal
     callId = o.callId
     timeoutMs = o.timeoutMs
     idempotencyKey = o.idempotencyKey
     traceContext = o.traceContext
+    principal = o.principal
   } catch {
     return badOptions('options')
   }
@@ -76,6 +79,16 @@ export function readOptions(options: unknown): CallOptions | undefined | ToolRes
     // an invalid trace context is ignored, never a refusal (W3C: the trace restarts)
     const valid = traceContextOf(traceContext)
     if (valid !== undefined) out.traceContext = valid
+  }
+  if (principal !== undefined) {
+    let read: ReturnType<typeof readPrincipal>
+    try {
+      read = readPrincipal(principal)
+    } catch {
+      return badOptions('principal')
+    }
+    if (typeof read === 'string') return badOptions(read)
+    out.principal = read
   }
   return Object.freeze(out)
 }

@@ -30,6 +30,7 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   if (features.tracer) start.push(STAGES.spanStart)
   else if (features.tracerProbe) start.push(STAGES.spanProbe)
   const gates: Stage<Call>[] = []
+  if (entry.scopes.length !== 0) gates.push(STAGES.scopes)
   if (entry.permissionHooks.length !== 0) gates.push(STAGES.permission)
   const rule = entry.def.needsConfirmation
   if (rule !== undefined && rule !== false) gates.push(STAGES.confirmation)

@@ -72,12 +72,8 @@ export function readPrincipal(value: unknown): Principal | string {
  * token of the same subject (other scopes, other client) owns the same records.
  */
 export function principalKey(principal: Pick<Principal, 'subject' | 'issuer'>): string {
-  return createHash('sha256')
-    .update('toolwire principal v1\u0000', 'utf8')
-    .update(principal.issuer, 'utf8')
-    .update('\u0000', 'utf8')
-    .update(principal.subject, 'utf8')
-    .digest('hex')
+  // JSON keeps the two apart whatever characters they hold
+  return createHash('sha256').update('toolwire principal v1\u0000', 'utf8').update(JSON.stringify([principal.issuer, principal.subject]), 'utf8').digest('hex')
 }
 
 /**

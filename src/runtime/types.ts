@@ -15,6 +15,7 @@ import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
+import type { ImpliedScopes } from './principal.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
@@ -57,6 +58,8 @@ export type ParkKind = 'confirmation' | 'suspension'
  */
 export interface CallHost {
   readonly metrics: MetricsBuffer
+  /** The manager's `impliedScopes`, followed when a call's scopes are checked. */
+  readonly impliedScopes: ImpliedScopes | undefined
   readonly tracer: CallTracer | undefined
   /** Whether the tracer has a provider now (asked at most every 100 ms while it has none; pipelines are recomposed when it gets one). */
   tracerReady(now: number): boolean
@@ -130,6 +133,8 @@ export interface ToolEntry {
   readonly timeoutMs: number | undefined
   /** The manager's and the tool's permission hooks, in order (empty: none). */
   readonly permissionHooks: readonly PermissionHook[]
+  /** The scopes a caller's principal needs: the tool's, else the manager's (empty: none). */
+  readonly scopes: readonly string[]
   /** The tool's own concurrency limiter; `undefined` without a limit. */
   readonly limiter: Limiter | undefined
   readonly breaker: CircuitBreaker | undefined
@@ -154,7 +159,7 @@ export interface Pipeline<C = never> {
   readonly start: readonly Stage<C>[]
   /** The gates, in order (permission, confirmation, breaker, concurrency); the body follows. */
   readonly gates: readonly Stage<C>[]
-  /** Where a continued call (confirmed, resumed) enters the gates: after permission and confirmation. */
+  /** Where a continued call (confirmed, resumed) enters the gates: after the scope check, permission and confirmation. */
   readonly continueAt: number
   /** After a successful body, before settling (the output check in development). */
   readonly check: Stage<C> | undefined

@@ -1,0 +1,137 @@
+// A call's principal: validated, seen by the body and the permission hooks, its scopes checked
+// against the tool's (or the manager's) before anything else runs.
+import { describe, expect, it } from 'vitest'
+import { ToolManager, canonicalOf, principalKey, readPrincipal, missingScopes, type Principal, type ToolContext } from '../src/index.js'
+
+const alice: Principal = { subject: 'alice', issuer: 'https://id.example.com', clientId: 'app', scopes: ['files:read'] }
+
+function manager(options: ConstructorParameters<typeof ToolManager>[0] = {}) {
+  const tm = new ToolManager(options)
+  const runs: ToolContext[] = []
+  const hooks: unknown[] = []
+  tm.register({
+    name: 'write_file',
+    inputSchema: { type: 'object' },
+    scopes: ['files:write'],
+    permission: (call) => {
+      hooks.push(call)
+      return true
+    },
+    run: (_input, ctx) => {
+      runs.push(ctx)
+      return 'written'
+    },
+  })
+  tm.register({
+    name: 'read_file',
+    inputSchema: { type: 'object' },
+    run: (_input, ctx) => {
+      runs.push(ctx)
+      return 'read'
+    },
+  })
+  return { tm, runs, hooks }
+}
+
+describe('a call with a principal', () => {
+  it('reaches the body and the permission hooks, frozen, without fields it does not know', async () => {
+    const { tm, runs, hooks } = manager()
+    const given = { ...alice, scopes: ['files:write', 'files:write'], token: 'secret' }
+    const result = await tm.call('write_file', {}, { principal: given })
+    expect(result.status).toBe('ok')
+    const seen = runs[0]!.principal!
+    expect(seen).toEqual({ subject: 'alice', issuer: 'https://id.example.com', clientId: 'app', scopes: ['files:write'] })
+    expect(Object.isFrozen(seen) && Object.isFrozen(seen.scopes)).toBe(true)
+    expect((hooks[0] as { principal: Principal }).principal).toBe(seen)
+  })
+
+  it('is absent for the operator, whose calls are not checked against scopes', async () => {
+    const { tm, runs, hooks } = manager()
+    expect((await tm.call('write_file', {})).status).toBe('ok')
+    expect(runs[0]!.principal).toBeUndefined()
+    expect(hooks[0]).not.toHaveProperty('principal')
+  })
+
+  it('is refused insufficient_scope, naming the missing scopes, before any hook or body runs', async () => {
+    const { tm, runs, hooks } = manager()
+    const result = await tm.call('write_file', {}, { principal: alice })
+    expect(result).toMatchObject({ status: 'refused', code: 'insufficient_scope', message: 'This call needs the scope: files:write' })
+    expect(canonicalOf(result)!.refusal()?.details).toEqual({ scopes: ['files:write'] })
+    expect(runs).toHaveLength(0)
+    expect(hooks).toHaveLength(0)
+    // callJson and callMany take the same gate
+    expect(await tm.callJson('write_file', '{}', { principal: alice })).toMatchObject({ status: 'refused', code: 'insufficient_scope' })
+    const many = await tm.callMany([{ name: 'write_file', input: {}, options: { principal: alice } }, { name: 'read_file', input: {}, options: { principal: alice } }])
+    expect(many.map((r) => r.status)).toEqual(['refused', 'ok'])
+    expect(runs).toHaveLength(1)
+  })
+
+  it('passes through a scope that implies the one needed, followed transitively', async () => {
+    const { tm } = manager({ impliedScopes: { 'files:admin': ['files:manage'], 'files:manage': ['files:write'] } })
+    const admin = { ...alice, scopes: ['files:admin'] }
+    expect((await tm.call('write_file', {}, { principal: admin })).status).toBe('ok')
+    expect(tm.scopesMissing('write_file', ['files:admin'])).toEqual([])
+    expect(tm.scopesMissing('write_file', ['files:read'])).toEqual(['files:write'])
+    expect(tm.scopesMissing('nope', [])).toBeUndefined()
+  })
+
+  it("uses the manager's scopes for a tool that declares none, and lists every tool's scopes in the manifest", async () => {
+    const { tm } = manager({ scopes: ['tools:use'] })
+    expect(await tm.call('read_file', {}, { principal: alice })).toMatchObject({ status: 'refused', code: 'insufficient_scope', message: 'This call needs the scope: tools:use' })
+    expect((await tm.call('read_file', {}, { principal: { ...alice, scopes: ['tools:use'] } })).status).toBe('ok')
+    const manifest = Object.fromEntries(tm.manifest().map((t) => [t.name, t.scopes]))
+    expect(manifest).toEqual({ write_file: ['files:write'], read_file: ['tools:use'] })
+    expect(new ToolManager().register({ name: 'x', inputSchema: { type: 'object' }, run: () => 1 }).manifest()[0]).not.toHaveProperty('scopes')
+  })
+
+  it.each([
+    ['not an object', 'alice', 'principal must be an object { subject, issuer, scopes }'],
+    ['an empty subject', { subject: '', issuer: '', scopes: [] }, 'principal.subject must be a string of 1 to 1024 characters'],
+    ['no issuer', { subject: 'a', scopes: [] }, 'principal.issuer must be a string of at most 2048 characters'],
+    ['scopes not a list', { subject: 'a', issuer: '', scopes: 'files:read' }, 'principal.scopes must be an array of at most 256 scopes'],
+    ['a scope with a space', { subject: 'a', issuer: '', scopes: ['a b'] }, `principal.scopes must hold scope tokens of 1 to 256 visible ASCII characters (no space, '"' or '\\')`],
+    ['an empty clientId', { subject: 'a', issuer: '', clientId: '', scopes: [] }, 'principal.clientId must be a string of 1 to 1024 characters'],
+  ])('with %s is refused invalid_options, and nothing runs', async (_what, principal, why) => {
+    const { tm, runs } = manager()
+    const result = await tm.call('read_file', {}, { principal: principal as Principal })
+    expect(result).toMatchObject({ status: 'refused', code: 'invalid_options' })
+    expect(result.status === 'refused' && result.message).toContain(why)
+    expect(runs).toHaveLength(0)
+  })
+
+  it('that throws when read is refused invalid_options', async () => {
+    const { tm, runs } = manager()
+    const hostile = {
+      get principal(): Principal {
+        throw new Error('boom')
+      },
+    }
+    expect(await tm.call('read_file', {}, hostile)).toMatchObject({ status: 'refused', code: 'invalid_options' })
+    expect(runs).toHaveLength(0)
+  })
+})
+
+describe('scope options', () => {
+  it('refuse malformed scopes at construction and registration, naming the option', () => {
+    expect(() => new ToolManager({ scopes: ['ok', 'not ok'] })).toThrow(/scopes must be an array of scopes/)
+    expect(() => new ToolManager({ impliedScopes: { 'a b': ['c'] } })).toThrow(/impliedScopes key "a b" is not a scope/)
+    expect(() => new ToolManager({ impliedScopes: { a: 'c' as unknown as string[] } })).toThrow(/impliedScopes\["a"\] must be an array of scopes/)
+    expect(() => new ToolManager().register({ name: 't', inputSchema: { type: 'object' }, scopes: ['x"y'], run: () => 1 })).toThrow(/tool "t" scopes must be an array of scopes/)
+  })
+})
+
+describe('principal helpers', () => {
+  it('principalKey depends on issuer and subject only, with no ambiguity between them', () => {
+    const k = principalKey(alice)
+    expect(k).toMatch(/^[0-9a-f]{64}$/)
+    expect(principalKey({ ...alice, clientId: 'other' } as Principal)).toBe(k)
+    expect(principalKey({ subject: 'alice', issuer: 'https://id.example.com/' })).not.toBe(k)
+    expect(principalKey({ subject: 'b\u0000c', issuer: 'a' })).not.toBe(principalKey({ subject: 'c', issuer: 'a\u0000b' }))
+  })
+
+  it('readPrincipal drops duplicates and unknown fields; missingScopes keeps the order of the required list and ignores cycles', () => {
+    expect(readPrincipal({ subject: 's', issuer: 'i', scopes: ['a', 'a', 'b'], extra: 1 })).toEqual({ subject: 's', issuer: 'i', scopes: ['a', 'b'] })
+    expect(missingScopes(['a'], ['c', 'b', 'a'], { a: ['b'], b: ['a'] })).toEqual(['c'])
+    expect(missingScopes([], [])).toEqual([])
+  })
+})
