@@ -68,14 +68,14 @@ function recording(tm: ToolManager, seen: Seen[]): ServableManager & TaskManager
     list: () => tm.list(),
     on: tm.on.bind(tm),
     off: tm.off.bind(tm),
-    impliedScopes: IMPLIED,
+    scopesMissing: tm.scopesMissing.bind(tm),
   }
   return m as unknown as ServableManager & TaskManager
 }
 
 function rig(wiring: Partial<ServerWiring> = {}): Rig {
   const store = new MemoryStore()
-  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY })
+  const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY, impliedScopes: IMPLIED })
   const runs: string[] = []
   const ran = (tool: string, principal: Principal | undefined): void => void runs.push(`${tool}:${principal?.subject ?? 'operator'}`)
   tm.register({ name: 'whoami', inputSchema: { type: 'object' }, run: (_input: unknown, ctx) => (ran('whoami', ctx.principal), { subject: ctx.principal?.subject ?? null, scopes: ctx.principal?.scopes ?? null }) })
@@ -163,7 +163,7 @@ describe('tools/call per principal', () => {
     const r = rig()
     const refused = await rpc(r, bob, 'tools/call', { name: 'write_file', arguments: {} })
     expect(refused.result.isError).toBe(true)
-    expect(JSON.stringify(refused.result)).toContain('insufficient_scope')
+    expect(refused.result.content).toEqual([{ type: 'text', text: 'This call needs the scope: files:write' }])
     expect(r.runs).toEqual([])
     expect(r.seen).toEqual([{ method: 'call', subject: 'bob' }])
   })

@@ -4,7 +4,6 @@
  * read these without loading the server.
  */
 import type { ToolManager } from '../runtime/manager.js'
-import type { ImpliedScopes } from '../runtime/principal.js'
 
 /** The `_meta` key on a listed tool whose results are untrusted content (data, not instructions). */
 export const MCP_UNTRUSTED_CONTENT_META_KEY = 'toolwire/untrustedContent'
@@ -26,8 +25,13 @@ export const MCP_REPLAYED_META_KEY = 'toolwire/replayed'
 
 /**
  * What the server needs of a manager (a `ToolManager`, possibly from another copy of toolwire).
- * `maxInputValues`, when the manager has it, bounds the values a frame may hold before it is parsed;
- * `impliedScopes`, when it has them, count when `tools/list` shows a caller the tools its scopes allow.
+ * `maxInputValues`, when the manager has it, bounds the values a frame may hold before it is parsed.
  */
 export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'resume' | 'on' | 'off'> &
-  Partial<Pick<ToolManager, 'maxInputValues'>> & { readonly impliedScopes?: ImpliedScopes | undefined }
+  Partial<Pick<ToolManager, 'maxInputValues'>> & {
+    /**
+     * @internal `tm.scopesMissing`: which scopes a caller lacks for a tool (its `impliedScopes`
+     * followed). Without it (an older manager), `tools/list` compares the manifest's `scopes` exactly.
+     */
+    scopesMissing?(name: string, scopes: readonly string[]): readonly string[] | undefined
+  }

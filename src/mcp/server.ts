@@ -301,14 +301,15 @@ function toolListOf(tm: ServableManager): () => ToolList {
 
 /**
  * The tools of `list` that `principal` may call: those whose scopes it holds (directly or
- * through `implied`). Without a principal, every tool, as before.
+ * through the manager's `impliedScopes`: `tm.scopesMissing`, as `tm.call` checks them). Without
+ * a principal, every tool, as before.
  */
-function visibleTools(list: ToolList, principal: Principal | undefined, implied: ServableManager['impliedScopes']): Tool[] {
+function visibleTools(tm: ServableManager, list: ToolList, principal: Principal | undefined): Tool[] {
   if (principal === undefined || list.allScopes.length === 0) return list.tools
-  // one pass over the implied scopes: the ones it lacks of all the scopes some tool needs
-  const missing = new Set(missingScopes(principal.scopes, list.allScopes, implied))
-  if (missing.size === 0) return list.tools
-  return list.tools.filter((_, i) => !list.scopes[i]!.some((scope) => missing.has(scope)))
+  const granted = principal.scopes
+  const allowed = (name: string, scopes: readonly string[]): boolean =>
+    scopes.length === 0 || (tm.scopesMissing === undefined ? missingScopes(granted, scopes).length === 0 : tm.scopesMissing(name, granted)?.length === 0)
+  return list.tools.filter((tool, i) => allowed(tool.name, list.scopes[i]!))
 }
 
 /** Per-call listeners of one manager event, subscribed to `tm` on first use. */
@@ -363,8 +364,8 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   `tm.resume` of its MRTR retries and 2025 elicitation answers, the tasks it makes and answers
  *   (owned by `taskOwnerOf` its key: another principal's task is "not found"), and the
  *   `requestState` it is given (bound to its `principalKey`: a newer token of the same subject
- *   opens it). `tools/list` shows it only the tools whose `scopes` it holds (with the manager's
- *   `impliedScopes`, when the manager exposes them). Without one, as before.
+ *   opens it). `tools/list` shows it only the tools whose `scopes` it holds (the manager's
+ *   `impliedScopes` followed, as `tm.call` checks them). Without one, as before.
  * - 2026-07-28 only: the `logging` capability, and `ctx.log` becomes `notifications/message`
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
@@ -470,7 +471,7 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     })
     // per request: each caller sees the tools its scopes allow (the answer is cacheScope "private")
-    server.setRequestHandler('tools/list', (_request, c) => ({ tools: visibleTools(toolList(), identityOf(c, wiring).principal, tm.impliedScopes) }))
+    server.setRequestHandler('tools/list', (_request, c) => ({ tools: visibleTools(tm, toolList(), identityOf(c, wiring).principal) }))
     server.setRequestHandler('tools/call', (request, c) => callTool(server, era, request, c))
     if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring)
     return server
