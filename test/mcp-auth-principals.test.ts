@@ -73,7 +73,8 @@ function recording(tm: ToolManager, seen: Seen[]): ServableManager & TaskManager
   return m as unknown as ServableManager & TaskManager
 }
 
-function rig(wiring: Partial<ServerWiring> = {}): Rig {
+/** `older`: the manager offers no `scopesMissing` (another copy of toolwire). */
+function rig(wiring: Partial<ServerWiring> = {}, older = false): Rig {
   const store = new MemoryStore()
   const tm = new ToolManager({ store, approvalSecret: SECRET, storeKey: STORE_KEY, impliedScopes: IMPLIED })
   const runs: string[] = []
@@ -104,6 +105,7 @@ function rig(wiring: Partial<ServerWiring> = {}): Rig {
   })
   const seen: Seen[] = []
   const m = recording(tm, seen)
+  if (older) delete (m as { scopesMissing?: unknown }).scopesMissing
   const tasks = McpTasks.open(m, store)!
   const factory = wiredServerFactory(m, {}, { secret: SECRET, store, tasks, ...wiring })
   return { tm, seen, runs, tasks, handler: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }), factory }
@@ -143,6 +145,13 @@ describe('tools/list per principal', () => {
     expect(await listed(r, undefined)).toEqual(every)
     const answer = await rpc(r, bob, 'tools/list', {})
     expect(answer.result).toMatchObject({ cacheScope: 'private' })
+  })
+
+  it('a manager without scopesMissing (another copy of toolwire): the manifest scopes compared exactly, implied scopes not followed', async () => {
+    const r = rig({}, true)
+    expect(await listed(r, alice)).toEqual(['deploy', 'pay', 'slow', 'whoami', 'write_file'])
+    expect(await listed(r, admin)).toEqual(['deploy', 'pay', 'slow', 'whoami'])
+    expect(await listed(r, { ...admin, scopes: ['files:write', 'admin'] })).toEqual(['deploy', 'drop_all', 'pay', 'slow', 'whoami', 'write_file'])
   })
 })
 

@@ -29,6 +29,7 @@ import {
   MCP_NEEDS_CONFIRMATION_META_KEY,
   MCP_REPLAYED_META_KEY,
   MCP_UNTRUSTED_CONTENT_META_KEY,
+  type ScopeAwareManager,
   type ServableManager,
 } from './meta.js'
 import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
@@ -307,8 +308,9 @@ function toolListOf(tm: ServableManager): () => ToolList {
 function visibleTools(tm: ServableManager, list: ToolList, principal: Principal | undefined): Tool[] {
   if (principal === undefined || list.allScopes.length === 0) return list.tools
   const granted = principal.scopes
+  const aware = tm as ServableManager & ScopeAwareManager
   const allowed = (name: string, scopes: readonly string[]): boolean =>
-    scopes.length === 0 || (tm.scopesMissing === undefined ? missingScopes(granted, scopes).length === 0 : tm.scopesMissing(name, granted)?.length === 0)
+    scopes.length === 0 || (aware.scopesMissing === undefined ? missingScopes(granted, scopes).length === 0 : aware.scopesMissing(name, granted)?.length === 0)
   return list.tools.filter((tool, i) => allowed(tool.name, list.scopes[i]!))
 }
 
