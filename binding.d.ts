@@ -102,9 +102,10 @@ export interface BindingRenderTables {
 
 /**
  * The JSON record of one settled call, from a wire result document and integer
- * unix-millisecond timestamps (the reference for `test/vectors/records`).
+ * unix-millisecond timestamps, naming the caller's `subject` when given (the
+ * reference for `test/vectors/records`).
  */
-export declare function callRecordJson(callId: string, tool: string, resultJson: string, startedAtMs: number, endedAtMs: number, attempt: number, undoAvailable: boolean): string
+export declare function callRecordJson(callId: string, tool: string, resultJson: string, startedAtMs: number, endedAtMs: number, attempt: number, undoAvailable: boolean, subject?: string | undefined | null): string
 
 /**
  * Parses and validates a wire document and returns its canonical serialization.

@@ -73,8 +73,10 @@ impl BindingMetrics {
 }
 
 /// The JSON record of one settled call, from a wire result document and integer
-/// unix-millisecond timestamps (the reference for `test/vectors/records`).
+/// unix-millisecond timestamps, naming the caller's `subject` when given (the
+/// reference for `test/vectors/records`).
 #[napi]
+#[allow(clippy::too_many_arguments)] // one per record input, as in the TypeScript `callRecord`
 pub fn call_record_json(
     call_id: String,
     tool: String,
@@ -83,6 +85,7 @@ pub fn call_record_json(
     ended_at_ms: i64,
     attempt: u32,
     undo_available: bool,
+    subject: Option<String>,
 ) -> Result<String> {
     let result = ToolResult::from_json(&result_json).map_err(invalid_arg)?;
     CallRecord::from_result(
@@ -94,6 +97,10 @@ pub fn call_record_json(
         attempt,
         undo_available,
     )
+    .map(|record| match subject {
+        Some(subject) => record.with_subject(subject),
+        None => record,
+    })
     .map(|record| record.to_json())
     .map_err(invalid_arg)
 }

@@ -315,19 +315,19 @@ describe('differential: TypeScript and the core agree', () => {
     )
   })
 
-  it('on the call record, byte for byte, and on which timestamps a record can have', () => {
+  it('on the call record (with and without a subject), byte for byte, and on which timestamps a record can have', () => {
     const ms = fc.oneof(
       fc.integer({ min: -8.64e15, max: 8.64e15 }),
       fc.integer({ min: 0, max: 4102444800000 }),
       fc.constantFrom(0, -1, 8.64e15, -8.64e15, 8.64e15 + 1, -8.64e15 - 1, 1.5, -0.5, 1e20),
     )
     fc.assert(
-      fc.property(doc, str, str, ms, ms, fc.integer({ min: 1, max: 2 ** 31 }), fc.boolean(), (d, id, tool, started, ended, n, undo) => {
+      fc.property(doc, str, str, ms, ms, fc.integer({ min: 1, max: 2 ** 31 }), fc.boolean(), fc.option(str, { nil: undefined }), (d, id, tool, started, ended, n, undo, subject) => {
         const text = JSON.stringify(d)
         fc.pre(attempt(() => canonicalizeResult(text)).ok)
         const result = ToolResult.fromJSON(text)
-        const ts = attempt(() => JSON.stringify(callRecord(id, tool, result, started, ended, n, undo)))
-        const core = attempt(() => callRecordJson(id, tool, text, started, ended, n, undo))
+        const ts = attempt(() => JSON.stringify(callRecord(id, tool, result, started, ended, n, undo, subject)))
+        const core = attempt(() => callRecordJson(id, tool, text, started, ended, n, undo, subject))
         expect(ts.ok, `TS: ${ts.ok ? 'accepts' : ts.error}\ncore: ${core.ok ? 'accepts' : core.error}`).toBe(core.ok)
         if (ts.ok && core.ok) expect(ts.value).toBe(core.value)
       }),

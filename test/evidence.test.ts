@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { JsonlEvidenceStore, ToolManager, errorResult, type EvidenceRecord, type ToolEvents } from '../src/index.js'
+import { evidenceApproverOf, evidenceIdentity, evidencePrincipalOf } from '../src/observe/evidence.js'
+import { evidenceOf } from '../src/runtime/store/index.js'
+import { storeKinds, withStores } from './stores.js'
 
 const tmpRoot = mkdtempSync(join(tmpdir(), 'toolwire-evidence-'))
 afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }))
@@ -98,5 +101,68 @@ describe('JsonlEvidenceStore.flush', () => {
     const later = await tm.call('charge', {})
     await store.flush()
     expect(linesIn(store.path)).toEqual([expect.objectContaining({ callId: later.callId, result: { charged: 4 } })])
+  })
+})
+
+const kinds = await storeKinds('evidence')
+
+/** A principal as the runtime holds one: scopes, and here a stray token, that evidence must not keep. */
+const caller = { subject: 'ann "é" 😀', issuer: 'https://issuer.example/', clientId: 'cli\n1', scopes: ['files:write'], token: 'secret-token' }
+const approver = { subject: 'bob', issuer: 'https://issuer.example/', clientId: 'approver-app', scopes: ['approve:transfer'] }
+/** A record naming who called and who approved, as the manager will write it. */
+const identified = (n: number, approvedBy = evidenceApproverOf(n % 2 === 0 ? approver : undefined)): EvidenceRecord => ({
+  ...record(n),
+  ...evidenceIdentity(caller, approvedBy),
+})
+
+describe('who called and who approved', () => {
+  it('evidence keeps only the subject, issuer and client of a principal, frozen', () => {
+    const kept = evidencePrincipalOf(caller)
+    expect(kept).toEqual({ subject: caller.subject, issuer: caller.issuer, clientId: caller.clientId })
+    expect(Object.isFrozen(kept)).toBe(true)
+    expect(Object.keys(evidencePrincipalOf({ subject: 's', issuer: '' }))).toEqual(['subject', 'issuer'])
+    expect(JSON.stringify(identified(0))).not.toMatch(/secret-token|scopes|files:write|approve:transfer|approver-app/)
+  })
+
+  it('the approver is the signed-in subject and issuer, or the link', () => {
+    expect(evidenceApproverOf(approver)).toEqual({ subject: 'bob', issuer: 'https://issuer.example/' })
+    expect(evidenceApproverOf(undefined)).toEqual({ link: true })
+    expect(evidenceApproverOf({ link: true })).toBe(evidenceApproverOf(undefined))
+    expect(Object.isFrozen(evidenceApproverOf(approver))).toBe(true)
+    expect(Object.isFrozen(evidenceApproverOf(undefined))).toBe(true)
+  })
+
+  it('a record without a principal or an approval has neither field, so its bytes are unchanged', () => {
+    expect(evidenceIdentity(undefined)).toEqual({})
+    expect(Object.keys(evidenceIdentity(caller))).toEqual(['principal'])
+    const plain = record(1)
+    expect(JSON.stringify({ ...plain, ...evidenceIdentity(undefined, undefined) })).toBe(JSON.stringify(plain))
+  })
+
+  it('JsonlEvidenceStore gives principal and approvedBy back, in another process too', async () => {
+    const path = tmpFile()
+    const store = new JsonlEvidenceStore(path)
+    const records = [identified(0), identified(1), record(2)]
+    for (const r of records) void store.append(r)
+    await store.flush()
+    expect(await store.readAll()).toEqual(records)
+    const reread = await new JsonlEvidenceStore(path).readAll()
+    expect(reread).toEqual(records)
+    expect(reread[0]).toMatchObject({ principal: { subject: caller.subject }, approvedBy: { subject: 'bob' } })
+    expect(reread[1]).toMatchObject({ approvedBy: { link: true } })
+    expect(reread[2]).not.toHaveProperty('principal')
+  })
+
+  describe.each(kinds)('the $name store', (kind) => {
+    it.skipIf(kind.skip)('keeps principal and approvedBy in its record column, through evidenceOf and on reopening', async () => {
+      const records = [identified(0), identified(1), record(2)]
+      await withStores(kind, async (open) => {
+        const adapter = evidenceOf(await open())
+        for (const r of records) void adapter.append(r)
+        await adapter.flush!()
+        expect(await adapter.readAll()).toEqual(records)
+        expect(await (await open()).readEvidence()).toEqual(records)
+      })
+    })
   })
 })

@@ -7,37 +7,16 @@
 // reason printed, except under CI=true, where it fails.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { conformanceSetup, runConformance, type ConformanceSetup, type SuiteRun } from './fixtures/mcp/conformance.js'
 import { cli, ensureBuilt, repo } from './fixtures/mcp/helpers.js'
 
 const CI = process.env.CI === 'true'
 const tools = join(repo, 'test', 'fixtures', 'mcp', 'conformance-tools.mjs')
 const baseline = join(repo, 'test', 'fixtures', 'mcp', 'conformance-baseline.yml')
-
-interface Setup {
-  readonly suite?: string
-  readonly node?: string
-  readonly reason?: string
-}
-
-async function setup(): Promise<Setup> {
-  let suite: string
-  try {
-    suite = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js')
-  } catch {
-    return { reason: '@modelcontextprotocol/conformance is not installed (npm install)' }
-  }
-  try {
-    const { nodeFor } = (await import(join(repo, 'scripts', 'node-matrix.mjs'))) as { nodeFor: (major: number) => { bin: string } }
-    return { suite, node: nodeFor(22).bin }
-  } catch (err) {
-    return { reason: `no Node 22 for the conformance suite: ${(err as Error).message.split('\n')[0]}` }
-  }
-}
 
 /** Starts `toolwire serve --http` with the conformance tools; resolves its URL. */
 function serve(extra: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -60,12 +39,6 @@ function serve(extra: string[]): Promise<{ url: string; stop: () => Promise<void
   })
 }
 
-interface SuiteRun {
-  readonly code: number | null
-  readonly output: string
-  readonly scenarios: ReadonlyMap<string, { ok: boolean; passed: number; failed: number }>
-}
-
 /** The elicitation scenarios: a tool's pending input asked through `elicitation/create`, which needs a session. */
 const ELICITATION_SCENARIOS = ['tools-call-elicitation', 'elicitation-sep1034-defaults', 'elicitation-sep1330-enums']
 
@@ -80,29 +53,15 @@ function notApplicable(stateless: boolean): string[] {
   return stateless ? [...listed, 'server-sse-multiple-streams', ...ELICITATION_SCENARIOS] : listed
 }
 
-function runSuite(s: Setup, url: string, stateless: boolean): Promise<SuiteRun> {
+async function runSuite(s: ConformanceSetup, url: string, stateless: boolean): Promise<SuiteRun> {
   const out = mkdtempSync(join(tmpdir(), 'toolwire-conformance-'))
   const expected = join(out, 'baseline.yml')
   writeFileSync(expected, `server:\n${notApplicable(stateless).map((n) => `  - ${n}\n`).join('')}`)
-  return new Promise((resolve) => {
-    const child = spawn(s.node!, [s.suite!, 'server', '--url', url, '--suite', 'all', '--expected-failures', expected, '-o', join(out, 'results')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-    })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    child.on('exit', (code) => {
-      rmSync(out, { recursive: true, force: true })
-      // eslint-disable-next-line no-control-regex
-      const plain = output.replace(/\x1b\[[0-9;]*m/g, '')
-      const scenarios = new Map<string, { ok: boolean; passed: number; failed: number }>()
-      for (const m of plain.matchAll(/^([✓✗]) (\S+): (\d+) passed, (\d+) failed/gm)) {
-        scenarios.set(m[2]!, { ok: m[1] === '✓', passed: Number(m[3]), failed: Number(m[4]) })
-      }
-      resolve({ code, output: plain, scenarios })
-    })
-  })
+  try {
+    return await runConformance(s, ['server', '--url', url, '--suite', 'all', '--expected-failures', expected, '-o', join(out, 'results')])
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
 }
 
 function report(label: string, run: SuiteRun, skipped: readonly string[]): void {
@@ -115,10 +74,10 @@ function report(label: string, run: SuiteRun, skipped: readonly string[]): void 
 }
 
 describe('MCP conformance suite against toolwire serve --http', () => {
-  let s: Setup = {}
+  let s: ConformanceSetup = {}
   beforeAll(async () => {
     ensureBuilt()
-    s = await setup()
+    s = await conformanceSetup()
     if (s.reason !== undefined) console.log(`mcp-conformance: skipped: ${s.reason}`)
   }, 300_000)
 

@@ -10,9 +10,11 @@ import {
   ToolManager,
   ToolResult,
   type CallOptions as CallOptionsLike,
+  type TelemetryOptions,
   type ToolEvents,
 } from '../src/index.js'
 import { callRecordJson } from '../src/core/native.js'
+import { CallTracer, type SpanCaller } from '../src/observe/telemetry.js'
 import { useTracerProvider } from './fixtures/tracing.js'
 
 const { exporter } = useTracerProvider()
@@ -97,6 +99,58 @@ describe('spans', () => {
     tm.register({ name: 'ok', inputSchema: obj, run: () => 1 })
     await tm.call('ok', {})
     expect(exporter.getFinishedSpans()).toHaveLength(0)
+  })
+})
+
+describe('who called, on the span', () => {
+  const caller: SpanCaller = {
+    principal: { subject: 'user-42', issuer: 'https://issuer.example/', clientId: 'agent-app' },
+    key: 'a'.repeat(64),
+  }
+  /** The attributes of the one span a tracer made with `options` for a call by `who`. */
+  function spanOf(options: TelemetryOptions, who?: SpanCaller) {
+    exporter.reset()
+    const tracer = CallTracer.create(options)!
+    const span = tracer.start('transfer', 'c-who', undefined, { amount: 1 }, undefined, undefined, who)!
+    tracer.end(span, ToolResult.success('ok'), undefined)
+    const spans = exporter.getFinishedSpans()
+    expect(spans).toHaveLength(1)
+    return spans[0]!.attributes
+  }
+
+  it('names the subject, issuer and client by default', () => {
+    expect(spanOf({}, caller)).toMatchObject({
+      'enduser.id': 'user-42',
+      'toolwire.principal.issuer': 'https://issuer.example/',
+      'toolwire.principal.client_id': 'agent-app',
+      'gen_ai.tool.call.id': 'c-who',
+    })
+    expect(spanOf({ principal: 'subject' }, caller)).not.toHaveProperty('enduser.pseudo.id')
+    const noClient = spanOf({}, { ...caller, principal: { subject: 's', issuer: '' } })
+    expect(noClient).toMatchObject({ 'enduser.id': 's', 'toolwire.principal.issuer': '' })
+    expect(noClient).not.toHaveProperty('toolwire.principal.client_id')
+  })
+
+  it("names only the principal's key in pseudonymous mode", () => {
+    const attributes = spanOf({ principal: 'pseudonymous' }, caller)
+    expect(attributes['enduser.pseudo.id']).toBe(caller.key)
+    const named = Object.keys(attributes).filter((k) => k.startsWith('enduser.') || k.startsWith('toolwire.principal.'))
+    expect(named).toEqual(['enduser.pseudo.id'])
+    expect(Object.values(attributes)).not.toContain('user-42')
+  })
+
+  it('names no one for a call without a principal', () => {
+    for (const mode of [undefined, 'subject', 'pseudonymous'] as const) {
+      const attributes = spanOf({ principal: mode })
+      expect(Object.keys(attributes).filter((k) => k.startsWith('enduser.') || k.startsWith('toolwire.principal.')), String(mode)).toEqual([])
+    }
+  })
+
+  it('refuses an unknown mode with a TypeError, tracing on or off', () => {
+    for (const tracing of [true, false]) {
+      expect(() => CallTracer.create({ tracing, principal: 'clear' as never })).toThrow(new TypeError("toolwire: telemetry.principal must be 'subject' or 'pseudonymous'"))
+      expect(() => new ToolManager({ telemetry: { tracing, principal: 'hashed' as never } })).toThrow(TypeError)
+    }
   })
 })
 
@@ -264,10 +318,21 @@ describe('event records', () => {
   it.each(files)('%s: TS and Rust write the same bytes', (file) => {
     const { input, record } = JSON.parse(readFileSync(join(dir, file), 'utf8'))
     const result = ToolResult.fromJSON(JSON.stringify(input.result))
-    const ts = JSON.stringify(callRecord(input.callId, input.tool, result, input.startedAtMs, input.endedAtMs, input.attempt, input.undoAvailable))
+    const ts = JSON.stringify(callRecord(input.callId, input.tool, result, input.startedAtMs, input.endedAtMs, input.attempt, input.undoAvailable, input.subject))
     expect(ts).toBe(record)
-    const rust = callRecordJson(input.callId, input.tool, result.toJSONText(), input.startedAtMs, input.endedAtMs, input.attempt, input.undoAvailable)
+    const rust = callRecordJson(input.callId, input.tool, result.toJSONText(), input.startedAtMs, input.endedAtMs, input.attempt, input.undoAvailable, input.subject)
     expect(rust).toBe(record)
+  })
+
+  it('names the subject last when the vectors give one, and only then', () => {
+    const parsed = files.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { input: { subject?: string }; record: string })
+    const named = parsed.filter((v) => v.input.subject !== undefined)
+    expect(named.length).toBeGreaterThanOrEqual(2)
+    for (const { input, record } of parsed) {
+      const keys = Object.keys(JSON.parse(record))
+      if (input.subject === undefined) expect(keys).not.toContain('subject')
+      else expect(keys.slice(-2)).toEqual(['undo_available', 'subject'])
+    }
   })
 
   it('comes with call_end for every disposition', async () => {

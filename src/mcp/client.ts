@@ -79,6 +79,9 @@ function hintsOf(tool: McpTool, untrusted: boolean | undefined): ToolHints {
  *
  * With a manager (`importMcpTools(client, tm, options?)`) the tools are also registered.
  *
+ * For an OAuth-protected server, give the client's transport an `authProvider` before `connect`:
+ * `mcpOAuthProvider` (authorization code with PKCE) or `mcpClientCredentials` (oauth-client.ts).
+ *
  * @example
  * const tm = new ToolManager()
  * await importMcpTools(client, tm, { prefix: 'fs__' })

@@ -28,3 +28,14 @@ export { importMcpTools, fromMcp, taskAwareTransport, TASKS_EXTENSION } from './
 export type { ImportMcpToolsOptions, FromMcpOptions, McpToolClient, McpClientV1, McpClientV2, McpTool, TaskPollOptions } from './client.js'
 export { serveHttp } from './http.js'
 export type { ServeHttpOptions, HttpMcpServer } from './http.js'
+export { mcpOAuthProvider, mcpClientCredentials, fileTokenStorage, memoryTokenStorage } from './oauth-client.js'
+export type {
+  McpOAuthClientProvider,
+  McpAuthorizationCodeProvider,
+  McpOAuthProviderOptions,
+  McpClientCredentialsOptions,
+  McpPrivateKeyJwt,
+  McpOAuthDiscoveryState,
+  TokenStorage,
+  TokenStorageValue,
+} from './oauth-client.js'

@@ -9,6 +9,13 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { JsonValue } from '../core/types.js'
+import type { RecordPrincipal } from './record.js'
+
+/**
+ * Who approved a confirmed call: the signed-in approver's identity, or `{ link: true }` when
+ * the confirmation link alone was the credential.
+ */
+export type EvidenceApprover = { readonly subject: string; readonly issuer: string } | { readonly link: true }
 
 /** One durable call record. */
 export interface EvidenceRecord {
@@ -19,6 +26,45 @@ export interface EvidenceRecord {
   readonly status: string
   readonly startedAt: string
   readonly endedAt: string
+  /** Who called, when the call had a principal: its identity only, never its scopes or a token. */
+  readonly principal?: RecordPrincipal
+  /** Who approved, on a call that waited for a confirmation. */
+  readonly approvedBy?: EvidenceApprover
+}
+
+const LINK_APPROVER: EvidenceApprover = Object.freeze({ link: true })
+
+/** The identity evidence keeps of a principal: a frozen `{ subject, issuer, clientId? }`, nothing else of it. */
+export function evidencePrincipalOf(principal: RecordPrincipal): RecordPrincipal {
+  const { subject, issuer, clientId } = principal
+  return Object.freeze(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
+}
+
+/**
+ * Who approved a confirmed call, as evidence keeps it: the signed-in approver's frozen
+ * `{ subject, issuer }` (an `{ link: true }` given back as the one frozen link approver), or
+ * `{ link: true }` without a signed-in approver.
+ */
+export function evidenceApproverOf(approver: RecordPrincipal | EvidenceApprover | undefined): EvidenceApprover {
+  if (approver === undefined || 'link' in approver) return LINK_APPROVER
+  return Object.freeze({ subject: approver.subject, issuer: approver.issuer })
+}
+
+/**
+ * The identity fields of an evidence record, to spread into it: `principal` when the call had
+ * one (its identity only), `approvedBy` when the call was confirmed (from
+ * {@link evidenceApproverOf} at the confirmation). Absent ones are left out, so a record
+ * without them keeps its bytes.
+ *
+ * ```ts
+ * store.append({ callId, tool, input, result, status, startedAt, endedAt, ...evidenceIdentity(principal, approvedBy) })
+ * ```
+ */
+export function evidenceIdentity(principal: RecordPrincipal | undefined, approvedBy?: EvidenceApprover): Pick<EvidenceRecord, 'principal' | 'approvedBy'> {
+  const out: { principal?: RecordPrincipal; approvedBy?: EvidenceApprover } = {}
+  if (principal !== undefined) out.principal = evidencePrincipalOf(principal)
+  if (approvedBy !== undefined) out.approvedBy = evidenceApproverOf(approvedBy)
+  return out
 }
 
 /** Where evidence goes. A failing `append` emits `evidence_error`; the action is never repeated. */

@@ -6,6 +6,19 @@ import type { ToolResult } from '../core/result.js'
 import type { StatusName, ToolErrorKind } from '../core/types.js'
 import { statusNameOf } from '../core/status.js'
 
+/**
+ * Who made a call, as records, evidence and spans name it: a principal's identity, never its
+ * scopes or a token (a `Principal` is one).
+ */
+export interface RecordPrincipal {
+  /** The token's `sub`. */
+  readonly subject: string
+  /** The token's `iss` ('' for a principal made in code without one). */
+  readonly issuer: string
+  /** The OAuth client the token was issued to, when it says. */
+  readonly clientId?: string
+}
+
 /** One settled call, for logs and audit. Serialize with `JSON.stringify` to get the canonical bytes. */
 export interface CallRecord {
   readonly call_id: string
@@ -21,9 +34,14 @@ export interface CallRecord {
   /** 1 for the first attempt. */
   readonly attempt: number
   readonly undo_available: boolean
+  /** Who called: the principal's subject (an OAuth `sub`); absent when the caller is unknown. */
+  readonly subject?: string
 }
 
-/** Builds the record of a settled call from integer Unix-millisecond timestamps. */
+/**
+ * Builds the record of a settled call from integer Unix-millisecond timestamps. `subject`
+ * (the caller's principal subject) is written last, and only when given.
+ */
 export function callRecord(
   callId: string,
   tool: string,
@@ -32,6 +50,7 @@ export function callRecord(
   endedAtMs: number,
   attempt: number,
   undoAvailable: boolean,
+  subject?: string,
 ): CallRecord {
   const record: Record<string, unknown> = { call_id: callId, tool, status: statusNameOf(result.disposition()) }
   const error = result.error()
@@ -43,5 +62,6 @@ export function callRecord(
   record.duration_ms = Math.max(0, Math.trunc(endedAtMs) - Math.trunc(startedAtMs))
   record.attempt = attempt
   record.undo_available = undoAvailable
+  if (subject !== undefined) record.subject = subject
   return Object.freeze(record) as unknown as CallRecord
 }

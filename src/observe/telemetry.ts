@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
+import type { RecordPrincipal } from './record.js'
 import { baggageMembers, formatTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
@@ -100,7 +101,23 @@ export interface TelemetryOptions {
   readonly tracing?: boolean
   /** Record arguments and results on spans, sensitive fields redacted (default false). */
   readonly recordContent?: boolean
+  /**
+   * How a span names the caller of a call made with a principal. `'subject'` (the default) sets
+   * `enduser.id` (the subject: personal data), `toolwire.principal.issuer` and, when known,
+   * `toolwire.principal.client_id`. `'pseudonymous'` sets only `enduser.pseudo.id`: the
+   * principal's key (a SHA-256 digest), stable per issuer and subject.
+   */
+  readonly principal?: 'subject' | 'pseudonymous'
 }
+
+/** Who made a call, for its span: the principal and its key (`principalKey(principal)`). */
+export interface SpanCaller {
+  readonly principal: RecordPrincipal
+  /** Named as `enduser.pseudo.id` instead of the principal in pseudonymous mode. */
+  readonly key: string
+}
+
+const PRINCIPAL_MODES: ReadonlySet<unknown> = new Set(['subject', 'pseudonymous'])
 
 /** Starts and ends the span of each call. */
 export class CallTracer {
@@ -109,6 +126,7 @@ export class CallTracer {
   private constructor(
     private readonly api: OtelApi,
     private readonly recordContent: boolean,
+    private readonly pseudonymous: boolean,
   ) {}
 
   /**
@@ -134,10 +152,17 @@ export class CallTracer {
     }
   }
 
-  /** A tracer, or `undefined` when tracing is off or the peer dependency is absent. */
+  /**
+   * A tracer, or `undefined` when tracing is off or the peer dependency is absent.
+   * @throws TypeError for an unknown `principal` mode (with or without the peer dependency).
+   */
   static create(options: TelemetryOptions | undefined): CallTracer | undefined {
+    const principal = options?.principal
+    if (principal !== undefined && !PRINCIPAL_MODES.has(principal)) {
+      throw new TypeError("toolwire: telemetry.principal must be 'subject' or 'pseudonymous'")
+    }
     if (otel === undefined || options?.tracing === false) return undefined
-    return new CallTracer(otel, options?.recordContent === true)
+    return new CallTracer(otel, options?.recordContent === true, principal === 'pseudonymous')
   }
 
   /** The context a call's span starts under: the caller's trace context when it sent one, else the active context. */
@@ -150,8 +175,19 @@ export class CallTracer {
     return traceContextOfSpan(this.api, span, parent)
   }
 
-  /** Starts a call's span under `parent` (from {@link parentOf}; default: the active context). */
-  start(tool: string, callId: string, description: string | undefined, input: unknown, sensitive: ReadonlySet<string> | undefined, parent?: SpanParent): Span | undefined {
+  /**
+   * Starts a call's span under `parent` (from {@link parentOf}; default: the active context),
+   * naming its `caller` when the call has a principal (see {@link TelemetryOptions.principal}).
+   */
+  start(
+    tool: string,
+    callId: string,
+    description: string | undefined,
+    input: unknown,
+    sensitive: ReadonlySet<string> | undefined,
+    parent?: SpanParent,
+    caller?: SpanCaller,
+  ): Span | undefined {
     const tracer = this.resolve()
     if (tracer === undefined) return undefined
     const span = tracer.startSpan(`execute_tool ${tool}`, { kind: this.api.SpanKind.INTERNAL }, parent)
@@ -164,7 +200,19 @@ export class CallTracer {
     if (this.recordContent && input !== undefined) {
       span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(redact(input, sensitive)))
     }
+    if (caller !== undefined) this.nameCaller(span, caller)
     return span
+  }
+
+  /** Sets the attributes that name who called (OpenTelemetry's `enduser.*`). */
+  private nameCaller(span: Span, { principal, key }: SpanCaller): void {
+    if (this.pseudonymous) {
+      span.setAttribute('enduser.pseudo.id', key)
+      return
+    }
+    span.setAttribute('enduser.id', principal.subject)
+    span.setAttribute('toolwire.principal.issuer', principal.issuer)
+    if (principal.clientId !== undefined) span.setAttribute('toolwire.principal.client_id', principal.clientId)
   }
 
   end(span: Span, result: ToolResult, sensitive: ReadonlySet<string> | undefined): void {

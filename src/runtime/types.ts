@@ -5,9 +5,9 @@
  */
 import type { CircuitBreaker } from './breaker.js'
 import type { Limiter } from './limiter.js'
-import type { EvidenceStore } from '../observe/evidence.js'
+import type { EvidenceApprover, EvidenceStore } from '../observe/evidence.js'
 import type { MetricsBuffer } from '../observe/metrics.js'
-import type { CallRecord } from '../observe/record.js'
+import type { CallRecord, RecordPrincipal } from '../observe/record.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogLevel } from './tool.js'
@@ -19,10 +19,17 @@ import type { ImpliedScopes } from './principal.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
-  call_start: { readonly callId: string; readonly tool: string }
+  call_start: {
+    readonly callId: string
+    readonly tool: string
+    /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
+    readonly principal?: RecordPrincipal
+  }
   call_end: {
     readonly callId: string
     readonly tool: string
+    /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
+    readonly principal?: RecordPrincipal
     readonly status: CallResult['status']
     readonly statusName: ReturnType<ToolResult['statusName']>
     readonly durationMs: number
@@ -38,7 +45,17 @@ export interface ToolEvents {
   }
   error: { readonly callId: string; readonly tool: string; readonly message: string; readonly stack?: string; readonly error: unknown }
   output_invalid: { readonly callId: string; readonly tool: string; readonly issues: readonly Issue[] }
-  confirmation: { readonly confirmId: string; readonly callId: string; readonly tool: string; readonly approved: boolean; readonly result: CallResult }
+  confirmation: {
+    readonly confirmId: string
+    readonly callId: string
+    readonly tool: string
+    readonly approved: boolean
+    readonly result: CallResult
+    /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
+    readonly principal?: RecordPrincipal
+    /** Who answered the confirmation: a signed-in approver, or `{ link: true }`. */
+    readonly approvedBy?: EvidenceApprover
+  }
   progress: { readonly callId: string; readonly tool: string; readonly progress: number; readonly total?: number; readonly message?: string }
   /** `ctx.log` of a running call: `data` is a frozen JSON copy with sensitive fields redacted. */
   log: { readonly callId: string; readonly tool: string; readonly level: ToolLogLevel; readonly data: JsonValue }

@@ -18,6 +18,7 @@
 //! | `duration_ms` | integer | `ended - started` in whole milliseconds, 0 if negative |
 //! | `attempt` | integer | 1 for the first attempt |
 //! | `undo_available` | boolean | |
+//! | `subject` | string | only when the caller is known: the principal's subject (an OAuth `sub`) |
 //!
 //! Absent optional fields are omitted, never `null`. Timestamps come from integer
 //! unix milliseconds and are written exactly as JavaScript's
@@ -36,6 +37,10 @@
 //!     r#"{"call_id":"call_1","tool":"search","status":"error","error_kind":"timeout","#,
 //!     r#""started_at":"2026-11-18T11:06:40.000Z","ended_at":"2026-11-18T11:06:41.250Z","#,
 //!     r#""duration_ms":1250,"attempt":1,"undo_available":false}"#));
+//!
+//! // A call made on behalf of a known caller names its subject last.
+//! let record = record.with_subject("user-42");
+//! assert!(record.to_json().ends_with(r#""undo_available":false,"subject":"user-42"}"#));
 //! ```
 
 use std::fmt;
@@ -108,6 +113,10 @@ pub struct CallRecord {
     pub attempt: u32,
     /// Whether the call can be undone.
     pub undo_available: bool,
+    /// Who called: the principal's subject (an OAuth `sub`), when the caller is known.
+    /// Omitted from the JSON when `None`, so a record without one keeps its bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// Why a [`CallRecord`] could not be made.
@@ -185,7 +194,28 @@ impl CallRecord {
             duration_ms: u64::try_from(ended_unix_ms - started_unix_ms).unwrap_or(0),
             attempt,
             undo_available,
+            subject: None,
         })
+    }
+
+    /// The same record, naming who called: `subject` is the principal's subject
+    /// (an OAuth `sub`), written after `undo_available`.
+    ///
+    /// ```
+    /// use toolwire::record::CallRecord;
+    /// let r = toolwire::ToolResult::skipped("dry run");
+    /// let record = CallRecord::from_result("c", "t", &r, 0, 0, 1, false)
+    ///     .unwrap()
+    ///     .with_subject("ann \"é\"");
+    /// assert_eq!(record.subject.as_deref(), Some("ann \"é\""));
+    /// let json = record.to_json();
+    /// assert!(json.ends_with(r#""undo_available":false,"subject":"ann \"é\""}"#));
+    /// assert_eq!(CallRecord::from_json(&json).unwrap(), record);
+    /// ```
+    #[must_use]
+    pub fn with_subject(mut self, subject: impl Into<String>) -> CallRecord {
+        self.subject = Some(subject.into());
+        self
     }
 
     /// The record as compact JSON, fields in the documented order.
