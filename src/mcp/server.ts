@@ -394,11 +394,11 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     if (problem !== undefined) throw new InvalidCallParamsError(problem)
     const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
     const args = given ?? {}
+    // who the request acts for: every tm.* call below and the state it seals carry it
+    const identity = identityOf(ctx, wiring)
     if (!toolList().names.has(name)) throw new UnknownToolError(name)
     // a retry answering input requests (2026-07-28), or the SDK's legacy shim re-entering with the answers (2025):
     // the call it continues keeps its id (sealed in the state), so progress and the result name the one call
-    // who the request acts for: every tm.* call below and the state it seals carry it
-    const identity = identityOf(ctx, wiring)
     const state = ctx.mcpReq.requestState<RequestState>()
     const callId = state?.callId ?? `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
     const progressToken = ctx.mcpReq._meta?.progressToken
