@@ -8,7 +8,7 @@
 // Risk 6 (a path that forgets the principal acts as the operator): a manager wrapper records the
 // principal of every tm.* call the MCP layer makes, one test per path. Without AuthInfo every path
 // acts as before (no principal).
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client'
 import { createMcpHandler, type AuthInfo, type Server } from '@modelcontextprotocol/server'
 import { ToolManager } from '../src/runtime/manager.js'
@@ -374,6 +374,27 @@ describe('the 2025 elicitation path (a session, the SDK legacy shim)', () => {
       { method: 'confirm', subject: 'alice' },
     ])
     expect(r.runs).toEqual(['pay:alice'])
+  })
+
+  it('a request cancelled while its confirmation is asked denies it as the caller', async () => {
+    const r = rig()
+    const aborter = new AbortController()
+    const client = await legacyClient(r, () => alice, { action: 'accept', content: { approve: true } })
+    client.setRequestHandler('elicitation/create', async () => {
+      aborter.abort()
+      return new Promise<never>(() => undefined)
+    })
+    try {
+      await expect(client.callTool({ name: 'pay', arguments: { invoice: 'L-2' } }, { signal: aborter.signal })).rejects.toThrow()
+      await vi.waitFor(() => expect(r.seen).toHaveLength(2))
+    } finally {
+      await client.close()
+    }
+    expect(r.seen).toEqual([
+      { method: 'call', subject: 'alice' },
+      { method: 'confirm', subject: 'alice' },
+    ])
+    expect(r.runs).toEqual([])
   })
 
   it('the principal is read per message, not per session: a newer token of the same subject takes effect at once, with its scopes', async () => {
