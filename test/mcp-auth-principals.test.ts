@@ -21,7 +21,7 @@ import { wiredServerFactory, type ServerWiring } from '../src/mcp/server.js'
 import { McpTasks, TASK_NOT_FOUND_MESSAGE, type TaskManager } from '../src/mcp/tasks.js'
 import type { ServableManager } from '../src/mcp/meta.js'
 import { RequestStateCodec, principalOf } from '../src/mcp/request-state.js'
-import { NO_PRINCIPAL_MESSAGE, taskOwnerOf } from '../src/mcp/principal-of.js'
+import { identityOf, NO_PRINCIPAL_MESSAGE, taskOwnerOf } from '../src/mcp/principal-of.js'
 import { MCP_PROTOCOL_VERSION } from '../src/mcp/protocol.js'
 import { taskOwner } from '../src/runtime/store/tasks.js'
 import { framesOf } from './fixtures/mcp/frames.js'
@@ -330,6 +330,17 @@ describe('tasks per principal (2026-07-28, the tasks extension)', () => {
       { method: 'cancel', subject: 'alice' },
     ])
     expect(r.runs).toEqual([])
+  })
+
+  it("identityOf: the gate's principal, else the transport's defaults; an AuthInfo without toolwire's principal (another gate's) carries none", () => {
+    const info = authInfoOf(alice, undefined)
+    expect(identityOf({ http: { authInfo: info } }, { principal: 'p', owner: 'o' })).toEqual({ principal: alice, stateKey: principalKey(alice), taskOwner: taskOwnerOf(principalKey(alice)) })
+    const foreign: AuthInfo = { token: 't', clientId: 'c', scopes: ['files:write'], extra: { sub: 'alice' } }
+    for (const ctx of [{}, { http: { authInfo: foreign } }]) {
+      expect(identityOf(ctx, { principal: 'p', owner: 'o' })).toEqual({ principal: undefined, stateKey: 'p', taskOwner: 'o' })
+      expect(identityOf(ctx, {})).toEqual({ principal: undefined, stateKey: '', taskOwner: '' })
+      expect(() => identityOf(ctx, { principalRequired: true })).toThrow(NO_PRINCIPAL_MESSAGE)
+    }
   })
 
   it('task owners: taskOwnerOf(principalKey) for a principal (the same for a newer token), the static owner without one', () => {
