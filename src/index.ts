@@ -39,7 +39,7 @@ export type { OutcomeDiagnostics, OutcomeInvocation, OutcomeTool, OutcomeToolOpt
 export { createFormTool } from './runtime/form.js'
 export type { FormFillResult, FormToolOptions } from './runtime/form.js'
 export { JsonlEvidenceStore } from './observe/evidence.js'
-export type { EvidenceRecord, EvidenceStore } from './observe/evidence.js'
+export type { EvidenceApprover, EvidenceRecord, EvidenceStore } from './observe/evidence.js'
 export type { BreakerOptions, BreakerState } from './runtime/breaker.js'
 export type { TelemetryOptions } from './observe/telemetry.js'
 export type { TraceContext } from './observe/trace-context.js'

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { JsonlEvidenceStore, ToolManager, errorResult, type EvidenceRecord, type ToolEvents } from '../src/index.js'
-import { evidenceApproverOf, evidenceIdentity, evidencePrincipalOf } from '../src/observe/evidence.js'
+import { evidenceApproverOf, evidenceIdentity } from '../src/observe/evidence.js'
+import { principalRef } from '../src/runtime/principal.js'
 import { evidenceOf } from '../src/runtime/store/index.js'
 import { storeKinds, withStores } from './stores.js'
 
@@ -117,10 +118,10 @@ const identified = (n: number, approvedBy = evidenceApproverOf(n % 2 === 0 ? app
 
 describe('who called and who approved', () => {
   it('evidence keeps only the subject, issuer and client of a principal, frozen', () => {
-    const kept = evidencePrincipalOf(caller)
+    const kept = principalRef(caller)
     expect(kept).toEqual({ subject: caller.subject, issuer: caller.issuer, clientId: caller.clientId })
     expect(Object.isFrozen(kept)).toBe(true)
-    expect(Object.keys(evidencePrincipalOf({ subject: 's', issuer: '' }))).toEqual(['subject', 'issuer'])
+    expect(Object.keys(principalRef({ subject: 's', issuer: '' }))).toEqual(['subject', 'issuer'])
     expect(JSON.stringify(identified(0))).not.toMatch(/secret-token|scopes|files:write|approve:transfer|approver-app/)
   })
 

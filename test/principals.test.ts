@@ -1,7 +1,7 @@
 // A call's principal: validated, seen by the body and the permission hooks, its scopes checked
 // against the tool's (or the manager's) before anything else runs.
 import { describe, expect, it } from 'vitest'
-import { ToolManager, canonicalOf, principalKey, readPrincipal, missingScopes, type Principal, type ToolContext } from '../src/index.js'
+import { ToolManager, type EvidenceRecord, canonicalOf, principalKey, readPrincipal, missingScopes, type Principal, type ToolContext } from '../src/index.js'
 
 const alice: Principal = { subject: 'alice', issuer: 'https://id.example.com', clientId: 'app', scopes: ['files:read'] }
 
@@ -86,11 +86,12 @@ describe('a call with a principal', () => {
 
   it.each([
     ['not an object', 'alice', 'principal must be an object { subject, issuer, scopes }'],
-    ['an empty subject', { subject: '', issuer: '', scopes: [] }, 'principal.subject must be a string of 1 to 1024 characters'],
-    ['no issuer', { subject: 'a', scopes: [] }, 'principal.issuer must be a string of at most 2048 characters'],
+    ['an empty subject', { subject: '', issuer: '', scopes: [] }, 'principal.subject must be well-formed text of 1 to 1024 characters'],
+    ['a subject with a lone surrogate', { subject: 'a\ud800', issuer: '', scopes: [] }, 'principal.subject must be well-formed text of 1 to 1024 characters'],
+    ['no issuer', { subject: 'a', scopes: [] }, 'principal.issuer must be well-formed text of at most 2048 characters'],
     ['scopes not a list', { subject: 'a', issuer: '', scopes: 'files:read' }, 'principal.scopes must be an array of at most 256 scopes'],
     ['a scope with a space', { subject: 'a', issuer: '', scopes: ['a b'] }, `principal.scopes must hold scope tokens of 1 to 256 visible ASCII characters (no space, '"' or '\\')`],
-    ['an empty clientId', { subject: 'a', issuer: '', clientId: '', scopes: [] }, 'principal.clientId must be a string of 1 to 1024 characters'],
+    ['an empty clientId', { subject: 'a', issuer: '', clientId: '', scopes: [] }, 'principal.clientId must be well-formed text of 1 to 1024 characters'],
   ])('with %s is refused invalid_options, and nothing runs', async (_what, principal, why) => {
     const { tm, runs } = manager()
     const result = await tm.call('read_file', {}, { principal: principal as Principal })
@@ -108,6 +109,30 @@ describe('a call with a principal', () => {
     }
     expect(await tm.call('read_file', {}, hostile)).toMatchObject({ status: 'refused', code: 'invalid_options' })
     expect(runs).toHaveLength(0)
+  })
+})
+
+describe('records name who called', () => {
+  it('call_start and call_end carry the principal (never its scopes), the record its subject, the evidence its identity', async () => {
+    const records: EvidenceRecord[] = []
+    const { tm } = manager({ evidence: { append: (r) => void records.push(r), readAll: async () => records } })
+    const events: Record<string, unknown>[] = []
+    tm.on('call_start', (e) => void events.push({ ...e, event: 'start' }))
+    tm.on('call_end', (e) => void events.push({ event: 'end', principal: e.principal, record: e.record }))
+    await tm.call('read_file', {}, { principal: alice })
+    await tm.call('write_file', {}, { principal: alice }) // refused before running: no evidence, but events and a record
+    await tm.call('read_file', {})
+    const who = { subject: 'alice', issuer: 'https://id.example.com', clientId: 'app' }
+    expect(events[0]).toMatchObject({ event: 'start', principal: who })
+    expect(events[1]).toMatchObject({ event: 'end', principal: who, record: { tool: 'read_file', subject: 'alice' } })
+    expect(events[3]).toMatchObject({ event: 'end', principal: who, record: { tool: 'write_file', refusal_code: 'insufficient_scope', subject: 'alice' } })
+    expect(events[4]).not.toHaveProperty('principal')
+    expect(events[5]!.principal).toBeUndefined()
+    expect(events[5]!.record).not.toHaveProperty('subject')
+    // the subject is the record's last field, so records without one keep their bytes
+    expect(Object.keys(events[1]!.record as object).at(-1)).toBe('subject')
+    expect(records.map((r) => r.principal)).toEqual([who, undefined])
+    expect(JSON.stringify(events)).not.toContain('files:read')
   })
 })
 

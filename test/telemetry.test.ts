@@ -14,7 +14,8 @@ import {
   type ToolEvents,
 } from '../src/index.js'
 import { callRecordJson } from '../src/core/native.js'
-import { CallTracer, type SpanCaller } from '../src/observe/telemetry.js'
+import { CallTracer } from '../src/observe/telemetry.js'
+import { principalKey, type PrincipalRef } from '../src/runtime/principal.js'
 import { useTracerProvider } from './fixtures/tracing.js'
 
 const { exporter } = useTracerProvider()
@@ -103,12 +104,9 @@ describe('spans', () => {
 })
 
 describe('who called, on the span', () => {
-  const caller: SpanCaller = {
-    principal: { subject: 'user-42', issuer: 'https://issuer.example/', clientId: 'agent-app' },
-    key: 'a'.repeat(64),
-  }
+  const caller: PrincipalRef = { subject: 'user-42', issuer: 'https://issuer.example/', clientId: 'agent-app' }
   /** The attributes of the one span a tracer made with `options` for a call by `who`. */
-  function spanOf(options: TelemetryOptions, who?: SpanCaller) {
+  function spanOf(options: TelemetryOptions, who?: PrincipalRef) {
     exporter.reset()
     const tracer = CallTracer.create(options)!
     const span = tracer.start('transfer', 'c-who', undefined, { amount: 1 }, undefined, undefined, who)!
@@ -126,14 +124,30 @@ describe('who called, on the span', () => {
       'gen_ai.tool.call.id': 'c-who',
     })
     expect(spanOf({ principal: 'subject' }, caller)).not.toHaveProperty('enduser.pseudo.id')
-    const noClient = spanOf({}, { ...caller, principal: { subject: 's', issuer: '' } })
+    const noClient = spanOf({}, { subject: 's', issuer: '' })
     expect(noClient).toMatchObject({ 'enduser.id': 's', 'toolwire.principal.issuer': '' })
     expect(noClient).not.toHaveProperty('toolwire.principal.client_id')
   })
 
+  it("a manager's calls name their principal, also a call refused before its body (invalid input)", async () => {
+    exporter.reset()
+    const tm = manager({ telemetry: { principal: 'subject' } })
+    const principal = { ...caller, scopes: ['x'] }
+    await tm.call('ok', {}, { callId: 'p-ok', principal })
+    await tm.call('strict', {}, { callId: 'p-bad', principal })
+    await tm.call('ok', {}, { callId: 'p-none' })
+    const byId = new Map(exporter.getFinishedSpans().map((s) => [s.attributes['gen_ai.tool.call.id'], s.attributes]))
+    for (const id of ['p-ok', 'p-bad']) expect(byId.get(id)).toMatchObject({ 'enduser.id': 'user-42', 'toolwire.principal.client_id': 'agent-app' })
+    expect(byId.get('p-none')).not.toHaveProperty('enduser.id')
+    const pseudo = manager({ telemetry: { principal: 'pseudonymous' } })
+    exporter.reset()
+    await pseudo.call('ok', {}, { principal })
+    expect(exporter.getFinishedSpans()[0]!.attributes['enduser.pseudo.id']).toBe(principalKey(caller))
+  })
+
   it("names only the principal's key in pseudonymous mode", () => {
     const attributes = spanOf({ principal: 'pseudonymous' }, caller)
-    expect(attributes['enduser.pseudo.id']).toBe(caller.key)
+    expect(attributes['enduser.pseudo.id']).toBe(principalKey(caller))
     const named = Object.keys(attributes).filter((k) => k.startsWith('enduser.') || k.startsWith('toolwire.principal.'))
     expect(named).toEqual(['enduser.pseudo.id'])
     expect(Object.values(attributes)).not.toContain('user-42')

@@ -9,7 +9,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { JsonValue } from '../core/types.js'
-import type { RecordPrincipal } from './record.js'
+import { principalRef, type PrincipalRef } from '../runtime/principal.js'
 
 /**
  * Who approved a confirmed call: the signed-in approver's identity, or `{ link: true }` when
@@ -27,25 +27,19 @@ export interface EvidenceRecord {
   readonly startedAt: string
   readonly endedAt: string
   /** Who called, when the call had a principal: its identity only, never its scopes or a token. */
-  readonly principal?: RecordPrincipal
+  readonly principal?: PrincipalRef
   /** Who approved, on a call that waited for a confirmation. */
   readonly approvedBy?: EvidenceApprover
 }
 
 const LINK_APPROVER: EvidenceApprover = Object.freeze({ link: true })
 
-/** The identity evidence keeps of a principal: a frozen `{ subject, issuer, clientId? }`, nothing else of it. */
-export function evidencePrincipalOf(principal: RecordPrincipal): RecordPrincipal {
-  const { subject, issuer, clientId } = principal
-  return Object.freeze(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
-}
-
 /**
  * Who approved a confirmed call, as evidence keeps it: the signed-in approver's frozen
  * `{ subject, issuer }` (an `{ link: true }` given back as the one frozen link approver), or
  * `{ link: true }` without a signed-in approver.
  */
-export function evidenceApproverOf(approver: RecordPrincipal | EvidenceApprover | undefined): EvidenceApprover {
+export function evidenceApproverOf(approver: PrincipalRef | EvidenceApprover | undefined): EvidenceApprover {
   if (approver === undefined || 'link' in approver) return LINK_APPROVER
   return Object.freeze({ subject: approver.subject, issuer: approver.issuer })
 }
@@ -60,9 +54,9 @@ export function evidenceApproverOf(approver: RecordPrincipal | EvidenceApprover 
  * store.append({ callId, tool, input, result, status, startedAt, endedAt, ...evidenceIdentity(principal, approvedBy) })
  * ```
  */
-export function evidenceIdentity(principal: RecordPrincipal | undefined, approvedBy?: EvidenceApprover): Pick<EvidenceRecord, 'principal' | 'approvedBy'> {
-  const out: { principal?: RecordPrincipal; approvedBy?: EvidenceApprover } = {}
-  if (principal !== undefined) out.principal = evidencePrincipalOf(principal)
+export function evidenceIdentity(principal: PrincipalRef | undefined, approvedBy?: EvidenceApprover): Pick<EvidenceRecord, 'principal' | 'approvedBy'> {
+  const out: { principal?: PrincipalRef; approvedBy?: EvidenceApprover } = {}
+  if (principal !== undefined) out.principal = principalRef(principal)
   if (approvedBy !== undefined) out.approvedBy = evidenceApproverOf(approvedBy)
   return out
 }

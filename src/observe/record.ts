@@ -6,19 +6,6 @@ import type { ToolResult } from '../core/result.js'
 import type { StatusName, ToolErrorKind } from '../core/types.js'
 import { statusNameOf } from '../core/status.js'
 
-/**
- * Who made a call, as records, evidence and spans name it: a principal's identity, never its
- * scopes or a token (a `Principal` is one).
- */
-export interface RecordPrincipal {
-  /** The token's `sub`. */
-  readonly subject: string
-  /** The token's `iss` ('' for a principal made in code without one). */
-  readonly issuer: string
-  /** The OAuth client the token was issued to, when it says. */
-  readonly clientId?: string
-}
-
 /** One settled call, for logs and audit. Serialize with `JSON.stringify` to get the canonical bytes. */
 export interface CallRecord {
   readonly call_id: string

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
-import type { RecordPrincipal } from './record.js'
+import { principalKey, type PrincipalRef } from '../runtime/principal.js'
 import { baggageMembers, formatTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }
@@ -111,11 +111,6 @@ export interface TelemetryOptions {
 }
 
 /** Who made a call, for its span: the principal and its key (`principalKey(principal)`). */
-export interface SpanCaller {
-  readonly principal: RecordPrincipal
-  /** Named as `enduser.pseudo.id` instead of the principal in pseudonymous mode. */
-  readonly key: string
-}
 
 const PRINCIPAL_MODES: ReadonlySet<unknown> = new Set(['subject', 'pseudonymous'])
 
@@ -186,7 +181,7 @@ export class CallTracer {
     input: unknown,
     sensitive: ReadonlySet<string> | undefined,
     parent?: SpanParent,
-    caller?: SpanCaller,
+    caller?: PrincipalRef,
   ): Span | undefined {
     const tracer = this.resolve()
     if (tracer === undefined) return undefined
@@ -205,9 +200,9 @@ export class CallTracer {
   }
 
   /** Sets the attributes that name who called (OpenTelemetry's `enduser.*`). */
-  private nameCaller(span: Span, { principal, key }: SpanCaller): void {
+  private nameCaller(span: Span, principal: PrincipalRef): void {
     if (this.pseudonymous) {
-      span.setAttribute('enduser.pseudo.id', key)
+      span.setAttribute('enduser.pseudo.id', principalKey(principal))
       return
     }
     span.setAttribute('enduser.id', principal.subject)

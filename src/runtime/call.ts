@@ -5,7 +5,7 @@
  * retries, and the settlement fan-out (metrics, breaker, parking, span, evidence, events).
  * A call depends on its `CallHost`, never on the manager.
  */
-import type { EvidenceStore } from '../observe/evidence.js'
+import { evidenceIdentity, type EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
@@ -26,7 +26,7 @@ import type { BatchSink } from './batch.js'
 import { newDiagnostics, outcomeStatus } from './settlement.js'
 import { circuitOpenText, concurrencyLimitText, INSUFFICIENT_SCOPE, insufficientScopeText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
 import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
-import { missingScopes, type Principal } from './principal.js'
+import { missingScopes, principalRef, type Principal } from './principal.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -983,6 +983,7 @@ export class Call implements ToolContext {
         status,
         startedAt: new Date(startMs).toISOString(),
         endedAt: new Date(endMs).toISOString(),
+        ...evidenceIdentity(this.#options?.principal),
       })
       if (this.#host.awaitEvidence && written instanceof Promise) {
         // evidence in the durable store: the view is handed out once its record is written
@@ -999,7 +1000,10 @@ export class Call implements ToolContext {
     const stages: CallStages = {
       metricsStart: (c) => c.#host.metrics.started(c.#entry.metricsId),
       callStart: (c) => {
-        if (c.#host.hasListeners('call_start')) c.#host.emit('call_start', { callId: c.callId, tool: c.#entry.name })
+        if (c.#host.hasListeners('call_start')) {
+          const principal = c.#options?.principal
+          c.#host.emit('call_start', principal === undefined ? { callId: c.callId, tool: c.#entry.name } : { callId: c.callId, tool: c.#entry.name, principal: principalRef(principal) })
+        }
       },
       spanStart: (c) => {
         const tracer = c.#host.tracer
@@ -1007,7 +1011,7 @@ export class Call implements ToolContext {
           if (tracer !== undefined) {
             const x = c.#more()
             x.spanParent = tracer.parentOf(c.#options?.traceContext)
-            x.span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive, x.spanParent)
+            x.span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive, x.spanParent, c.#options?.principal)
           }
         } catch (err) {
           // telemetry never stops a call
@@ -1071,8 +1075,10 @@ export class Call implements ToolContext {
         const result = c.#canonicalResult()
         const view = c.#view!
         const { startMs, endMs } = wallSpan(c.#clock)
-        const record = callRecord(c.callId, c.#entry.name, result, startMs, endMs, c.#attemptNo, host.canUndo(c.callId))
-        host.emit('call_end', { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#clock, result, view, record })
+        const principal = c.#options?.principal
+        const record = callRecord(c.callId, c.#entry.name, result, startMs, endMs, c.#attemptNo, host.canUndo(c.callId), principal?.subject)
+        const payload = { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#clock, result, view, record }
+        host.emit('call_end', principal === undefined ? payload : { ...payload, principal: principalRef(principal) })
       },
       startQueued: (c) => {
         if ((c.#flags & SETTLED) !== 0) return false

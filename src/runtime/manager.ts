@@ -42,7 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import { isScopeToken, missingScopes, type ImpliedScopes, type PrincipalRef } from './principal.js'
+import { isScopeToken, missingScopes, principalRef, type ImpliedScopes, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -1099,11 +1099,13 @@ export class ToolManager {
   private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
     const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
     const view = viewOf(result, callId)
+    const principal = options?.principal
+    const who = principal === undefined ? undefined : principalRef(principal)
     try {
-      if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
+      if (this.listeners.call_start !== undefined) this.emit('call_start', who === undefined ? { callId, tool } : { callId, tool, principal: who })
       if (this.tracer !== undefined) {
         const entry = this.tools.get(tool)
-        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext))
+        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext), who)
         if (span !== undefined) this.tracer.end(span, result, undefined)
       }
       if (bug !== undefined) this.reportError(callId, tool, bug)
@@ -1115,8 +1117,9 @@ export class ToolManager {
       }
       if (this.listeners.call_end !== undefined) {
         const now = Date.now()
-        const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId))
-        this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record })
+        const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId), who?.subject)
+        const payload = { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record }
+        this.emit('call_end', who === undefined ? payload : { ...payload, principal: who })
       }
     } catch (err) {
       // bookkeeping never keeps a call from settling

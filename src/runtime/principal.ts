@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto'
 
 /** Who is calling: from a verified access token (`serveHttp`), or given by your code. */
 export interface Principal {
-  /** The token's `sub`: 1 to 1024 characters. */
+  /** The token's `sub`: 1 to 1024 characters of well-formed text. */
   readonly subject: string
   /** The token's `iss`, exactly as the issuer wrote it (`''` for a principal your code makes without one). */
   readonly issuer: string
@@ -31,6 +31,8 @@ const MAX_ISSUER = 2048
 const MAX_CLIENT_ID = 1024
 const MAX_SCOPES = 256
 const MAX_SCOPE = 256
+/** A lone surrogate: text that is not well-formed Unicode (records would differ between TS and Rust). */
+const LONE_SURROGATE = /\p{Cs}/u
 /** RFC 6749 §3.3 scope-token: visible ASCII except space, `"` and `\`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 
@@ -46,10 +48,12 @@ export function isScopeToken(value: unknown): value is string {
 export function readPrincipal(value: unknown): Principal | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'principal must be an object { subject, issuer, scopes }'
   const { subject, issuer, clientId, scopes } = value as Record<string, unknown>
-  if (typeof subject !== 'string' || subject.length === 0 || subject.length > MAX_SUBJECT) return `principal.subject must be a string of 1 to ${MAX_SUBJECT} characters`
-  if (typeof issuer !== 'string' || issuer.length > MAX_ISSUER) return `principal.issuer must be a string of at most ${MAX_ISSUER} characters`
-  if (clientId !== undefined && (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > MAX_CLIENT_ID)) {
-    return `principal.clientId must be a string of 1 to ${MAX_CLIENT_ID} characters`
+  if (typeof subject !== 'string' || subject.length === 0 || subject.length > MAX_SUBJECT || LONE_SURROGATE.test(subject)) {
+    return `principal.subject must be well-formed text of 1 to ${MAX_SUBJECT} characters`
+  }
+  if (typeof issuer !== 'string' || issuer.length > MAX_ISSUER || LONE_SURROGATE.test(issuer)) return `principal.issuer must be well-formed text of at most ${MAX_ISSUER} characters`
+  if (clientId !== undefined && (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > MAX_CLIENT_ID || LONE_SURROGATE.test(clientId))) {
+    return `principal.clientId must be well-formed text of 1 to ${MAX_CLIENT_ID} characters`
   }
   if (!Array.isArray(scopes) || scopes.length > MAX_SCOPES) return `principal.scopes must be an array of at most ${MAX_SCOPES} scopes`
   const unique = new Set<string>()

@@ -7,7 +7,7 @@ import type { CircuitBreaker } from './breaker.js'
 import type { Limiter } from './limiter.js'
 import type { EvidenceApprover, EvidenceStore } from '../observe/evidence.js'
 import type { MetricsBuffer } from '../observe/metrics.js'
-import type { CallRecord, RecordPrincipal } from '../observe/record.js'
+import type { CallRecord } from '../observe/record.js'
 import type { CallTracer } from '../observe/telemetry.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogLevel } from './tool.js'
@@ -15,7 +15,7 @@ import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
-import type { ImpliedScopes } from './principal.js'
+import type { ImpliedScopes, PrincipalRef } from './principal.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
@@ -23,13 +23,13 @@ export interface ToolEvents {
     readonly callId: string
     readonly tool: string
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
   }
   call_end: {
     readonly callId: string
     readonly tool: string
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
     readonly status: CallResult['status']
     readonly statusName: ReturnType<ToolResult['statusName']>
     readonly durationMs: number
@@ -52,7 +52,7 @@ export interface ToolEvents {
     readonly approved: boolean
     readonly result: CallResult
     /** Who called, when the call has a principal (its identity only, never its scopes or a token). */
-    readonly principal?: RecordPrincipal
+    readonly principal?: PrincipalRef
     /** Who answered the confirmation: a signed-in approver, or `{ link: true }`. */
     readonly approvedBy?: EvidenceApprover
   }
