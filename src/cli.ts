@@ -18,6 +18,7 @@ import type { ToolDefinition, ToolManager, ToolManagerOptions } from './runtime/
 import type { ServableManager } from './mcp/meta.js'
 import type { ServeStdioOptions } from './mcp/stdio.js'
 import type { HttpMcpServer, ServeHttpOptions } from './mcp/http.js'
+import type { ServeHttpAuthOptions } from './mcp/auth/resource-server.js'
 import type { CallResult } from './core/view.js'
 import type { ToolStore } from './runtime/store/types.js'
 import { givenSecrets, redactSecrets } from './cli-redact.js'
@@ -69,6 +70,22 @@ Options:
   --token <token>   serve --http: require "Authorization: Bearer <token>"
                     (default: the TOOLWIRE_TOKEN environment variable;
                     set but empty is a usage error)
+  --auth-issuer <url>  serve --http: be an OAuth resource server: accept access
+                    tokens of this issuer only (default: TOOLWIRE_AUTH_ISSUER;
+                    not with --token; see docs/auth.md)
+  --auth-audience <uri>  the audience tokens must name (default: --public-url's
+                    origin plus /mcp, else the bound URL; TOOLWIRE_AUTH_AUDIENCE)
+  --auth-require-at-jwt  accept only typ at+jwt (TOOLWIRE_AUTH_REQUIRE_AT_JWT=1)
+  --auth-jwks-uri <url>  the issuer's key set, when it has no metadata
+                    (TOOLWIRE_AUTH_JWKS_URI)
+  --auth-introspection-client-id <id>  introspect opaque tokens as this client
+                    (TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID); its secret only from
+                    TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET
+  --max-calls-per-principal <n>  with --auth-issuer: the most tools/call requests one
+                    principal has in flight (TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL)
+  --calls-per-minute <n>  with --auth-issuer: each principal's sustained call rate,
+                    a token bucket of a minute's worth (TOOLWIRE_AUTH_CALLS_PER_MINUTE);
+                    over either quota: 429 with Retry-After
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
@@ -138,6 +155,13 @@ interface Parsed {
   readonly http: string | undefined
   readonly stateless: boolean
   readonly token: string | undefined
+  readonly authIssuer: string | undefined
+  readonly authAudience: string | undefined
+  readonly authRequireAtJwt: boolean
+  readonly authJwksUri: string | undefined
+  readonly authIntrospectionClientId: string | undefined
+  readonly maxCallsPerPrincipal: string | undefined
+  readonly callsPerMinute: string | undefined
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
   readonly publicUrl: string | undefined
@@ -164,6 +188,13 @@ function parse(argv: readonly string[]): Parsed {
         http: { type: 'string' },
         stateless: { type: 'boolean' },
         token: { type: 'string' },
+        'auth-issuer': { type: 'string' },
+        'auth-audience': { type: 'string' },
+        'auth-require-at-jwt': { type: 'boolean' },
+        'auth-jwks-uri': { type: 'string' },
+        'auth-introspection-client-id': { type: 'string' },
+        'max-calls-per-principal': { type: 'string' },
+        'calls-per-minute': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
         'public-url': { type: 'string' },
@@ -187,6 +218,13 @@ function parse(argv: readonly string[]): Parsed {
     http: values.http as string | undefined,
     stateless: values.stateless === true,
     token: values.token as string | undefined,
+    authIssuer: values['auth-issuer'] as string | undefined,
+    authAudience: values['auth-audience'] as string | undefined,
+    authRequireAtJwt: values['auth-require-at-jwt'] === true,
+    authJwksUri: values['auth-jwks-uri'] as string | undefined,
+    authIntrospectionClientId: values['auth-introspection-client-id'] as string | undefined,
+    maxCallsPerPrincipal: values['max-calls-per-principal'] as string | undefined,
+    callsPerMinute: values['calls-per-minute'] as string | undefined,
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
     publicUrl: values['public-url'] as string | undefined,
@@ -284,8 +322,16 @@ export async function main(argv: readonly string[], given: { out: (s: string) =>
 async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): Promise<number> {
   if (p.positionals.length > 1) throw new UsageError('serve takes at most one module')
   const module = p.module ?? p.positionals[0]
-  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined || !p.linkInText)) {
-    throw new UsageError('--stateless, --token, --allow-origin, --metrics-public, --public-url and --no-link-in-text go with --http')
+  const authFlags =
+    p.authIssuer !== undefined ||
+    p.authAudience !== undefined ||
+    p.authRequireAtJwt ||
+    p.authJwksUri !== undefined ||
+    p.authIntrospectionClientId !== undefined ||
+    p.maxCallsPerPrincipal !== undefined ||
+    p.callsPerMinute !== undefined
+  if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined || !p.linkInText || authFlags)) {
+    throw new UsageError('--stateless, --token, --auth-*, --allow-origin, --metrics-public, --public-url and --no-link-in-text go with --http')
   }
   if (p.publicUrl !== undefined && !/^https?:\/\/[^/]+/i.test(p.publicUrl)) throw new UsageError('--public-url takes an http(s) URL')
   const listen = p.http === undefined ? undefined : parseListen(p.http)
@@ -394,11 +440,77 @@ function parseListen(value: string): { host: string; port: number } {
   return { host, port }
 }
 
+/** The flag, else the environment variable, that gave an `auth` option. */
+const AUTH_FLAGS: Readonly<Record<string, readonly [flag: string, env: string, given: (p: Parsed) => boolean]>> = {
+  'auth.issuer': ['--auth-issuer', 'TOOLWIRE_AUTH_ISSUER', (p) => p.authIssuer !== undefined],
+  'auth.audience': ['--auth-audience', 'TOOLWIRE_AUTH_AUDIENCE', (p) => p.authAudience !== undefined],
+  'auth.jwksUri': ['--auth-jwks-uri', 'TOOLWIRE_AUTH_JWKS_URI', (p) => p.authJwksUri !== undefined],
+  'auth.introspection.clientId': ['--auth-introspection-client-id', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID', (p) => p.authIntrospectionClientId !== undefined],
+  'auth.introspection.clientSecret': ['TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', () => false],
+  'auth.quotas.concurrentCalls': ['--max-calls-per-principal', 'TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL', (p) => p.maxCallsPerPrincipal !== undefined],
+  'auth.quotas.callsPerMinute': ['--calls-per-minute', 'TOOLWIRE_AUTH_CALLS_PER_MINUTE', (p) => p.callsPerMinute !== undefined],
+}
+
+/** A flag's number (`NaN` for text that is none: serveHttp refuses it, naming the flag). */
+function numberOf(text: string): number {
+  return /^\s*$/.test(text) ? Number.NaN : Number(text)
+}
+
+/** `true` for 1 / true, `false` for unset, empty, 0 / false; a usage error otherwise. */
+function envFlag(name: string): boolean {
+  const value = (process.env[name] ?? '').trim().toLowerCase()
+  if (value === '' || value === '0' || value === 'false') return false
+  if (value === '1' || value === 'true') return true
+  throw new UsageError(`${name} takes 1 or 0`)
+}
+
+/** `serveHttp`'s `auth` from the --auth-* flags and TOOLWIRE_AUTH_* variables (a flag wins), or undefined without an issuer. */
+function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
+  const env = (name: string): string | undefined => process.env[name]
+  const issuer = p.authIssuer ?? env('TOOLWIRE_AUTH_ISSUER')
+  const audience = p.authAudience ?? env('TOOLWIRE_AUTH_AUDIENCE')
+  const jwksUri = p.authJwksUri ?? env('TOOLWIRE_AUTH_JWKS_URI')
+  const clientId = p.authIntrospectionClientId ?? env('TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID')
+  const requireAtJwt = p.authRequireAtJwt || envFlag('TOOLWIRE_AUTH_REQUIRE_AT_JWT')
+  const concurrentCalls = p.maxCallsPerPrincipal ?? env('TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL')
+  const callsPerMinute = p.callsPerMinute ?? env('TOOLWIRE_AUTH_CALLS_PER_MINUTE')
+  if (issuer === undefined) {
+    if (p.authAudience !== undefined || p.authJwksUri !== undefined || p.authIntrospectionClientId !== undefined || p.authRequireAtJwt || p.maxCallsPerPrincipal !== undefined || p.callsPerMinute !== undefined) {
+      throw new UsageError(
+        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal and --calls-per-minute go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
+      )
+    }
+    return undefined
+  }
+  const clientSecret = env('TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET')
+  if (clientId !== undefined && (clientSecret === undefined || clientSecret === '')) {
+    throw new UsageError('--auth-introspection-client-id needs TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET (the secret is read from the environment only)')
+  }
+  return {
+    issuer,
+    ...(audience === undefined ? {} : { audience }),
+    ...(requireAtJwt ? { requireAtJwt } : {}),
+    ...(jwksUri === undefined ? {} : { jwksUri }),
+    ...(clientId === undefined ? {} : { introspection: { clientId, clientSecret: clientSecret! } }),
+    ...(concurrentCalls === undefined && callsPerMinute === undefined
+      ? {}
+      : {
+          quotas: {
+            ...(concurrentCalls === undefined ? {} : { concurrentCalls: numberOf(concurrentCalls) }),
+            ...(callsPerMinute === undefined ? {} : { callsPerMinute: numberOf(callsPerMinute) }),
+          },
+        }),
+  }
+}
+
 /** A `serveHttp` option it refused (`must`: what it must be), told as the flag or environment variable that gave it. */
-function refusedFlag(option: string, must: string, tokenFlag: boolean): string {
+function refusedFlag(option: string, must: string, p: Parsed): string {
+  const auth = AUTH_FLAGS[option]
+  if (auth !== undefined && must.startsWith('is required')) return `${auth[0]} (or ${auth[1]}) is required when --http binds a non-loopback host without --public-url`
+  if (auth !== undefined) return `${auth[2](p) ? auth[0] : auth[1]} ${must}`
   switch (option) {
     case 'token':
-      return `${tokenFlag ? '--token' : 'TOOLWIRE_TOKEN'} ${must}`
+      return `${p.token !== undefined ? '--token' : 'TOOLWIRE_TOKEN'} ${must}`
     case 'allowedOrigins':
       return '--allow-origin takes an origin: scheme://host[:port], nothing after'
     case 'publicUrl':
@@ -420,6 +532,10 @@ async function serveOverHttp(
 ): Promise<number> {
   // set but empty is refused by serveHttp like `--token ''`, never taken as "no token"
   const token = p.token ?? process.env.TOOLWIRE_TOKEN
+  const auth = authOptions(p)
+  if (token !== undefined && auth !== undefined) {
+    throw new UsageError('--token (or TOOLWIRE_TOKEN) and --auth-issuer (or TOOLWIRE_AUTH_ISSUER) do not go together: one way to authorize at a time')
+  }
   let served: HttpMcpServer
   try {
     served = await rt.serveHttp(tm, {
@@ -427,6 +543,7 @@ async function serveOverHttp(
       port: listen.port,
       stateless: p.stateless,
       ...(token === undefined ? {} : { token }),
+      ...(auth === undefined ? {} : { auth }),
       allowedOrigins: p.allowOrigins,
       metricsPublic: p.metricsPublic,
       ...(p.publicUrl === undefined ? {} : { publicUrl: p.publicUrl }),
@@ -436,14 +553,14 @@ async function serveOverHttp(
     })
   } catch (err) {
     // an option serveHttp refuses (its TypeError names it, never its value) is told as the flag or variable that gave it
-    const refused = err instanceof TypeError ? /^toolwire: serveHttp\(\) option (\w+) (must be .*)$/.exec(err.message) : null
-    if (refused !== null) throw new UsageError(refusedFlag(refused[1]!, refused[2]!, p.token !== undefined))
+    const refused = err instanceof TypeError ? /^toolwire: serveHttp\(\) option ([\w.]+) (must be .*|is required .*)$/.exec(err.message) : null
+    if (refused !== null) throw new UsageError(refusedFlag(refused[1]!, refused[2]!, p))
     throw new UsageError(`cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`)
   }
   const mode = p.stateless ? 'stateless' : 'sessions'
-  const auth = token === undefined ? 'no token' : 'bearer token required'
+  const guard = auth !== undefined ? `access tokens of ${auth.issuer}` : token === undefined ? 'no token' : 'bearer token required'
   const stored = durable === undefined ? '' : `, ${durable.store.kind} store`
-  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (Streamable HTTP, ${mode}, ${auth}${stored}) at ${served.url}\n`)
+  io.err(`toolwire: serving ${tm.list().length} tools from ${what} over MCP (Streamable HTTP, ${mode}, ${guard}${stored}) at ${served.url}\n`)
   await new Promise<void>((resolveStop) => {
     const stop = (): void => {
       process.off('SIGTERM', stop)

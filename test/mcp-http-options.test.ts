@@ -82,13 +82,17 @@ describe('serveHttp refuses malformed options with a TypeError naming the option
 })
 
 describe('serveHttp refuses unknown option keys, naming them', () => {
-  it('a typo ({ maxSesions: 5 }) or an option of another function ({ auth }) is a TypeError listing the keys it does not know', async () => {
+  it('a typo ({ maxSesions: 5 }) or an option of another function ({ authorization }) is a TypeError listing the keys it does not know', async () => {
     const typo = await refusal({ maxSesions: 5 })
     expect(typo).toBeInstanceOf(TypeError)
     expect((typo as Error).message).toMatch(/^toolwire: serveHttp\(\) has no option "maxSesions" \(its options: .*maxSessions.*\)$/)
-    const two = await refusal({ auth: { token: 'the-secret-token' }, tokens: ['x'], port: 0 })
-    expect((two as Error).message).toMatch(/has no option "auth", "tokens" /)
+    const two = await refusal({ authorization: { token: 'the-secret-token' }, tokens: ['x'], port: 0 })
+    expect((two as Error).message).toMatch(/has no option "authorization", "tokens" /)
     expect((two as Error).message).not.toContain('the-secret-token')
+    // auth's own keys are checked too (docs/auth.md)
+    const nested = await refusal({ auth: { issuer: 'https://id.example.test', token: 'the-secret-token' } })
+    expect((nested as Error).message).toMatch(/has no option "auth\.token" /)
+    expect((nested as Error).message).not.toContain('the-secret-token')
   })
 
   it('an unknown key is refused even when its value is undefined; a known key set to undefined is the default', async () => {

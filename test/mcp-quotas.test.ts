@@ -205,18 +205,19 @@ describe('the table stays bounded', () => {
 })
 
 describe('the refusal', () => {
-  it('is a 429 with Retry-After and a JSON-RPC error carrying the request id', () => {
-    expect(quotaRefusal({ reason: 'rate', retryAfterSec: 9 }, 7)).toEqual({
+  it('is a 429 with Retry-After and the message of the JSON-RPC error', () => {
+    expect(quotaRefusal({ reason: 'rate', retryAfterSec: 9 })).toEqual({
       status: 429,
+      message: 'Too Many Requests: rate limit for this principal',
       headers: { 'retry-after': '9' },
-      body: { jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'Too Many Requests: rate limit for this principal' } },
     })
-    expect(quotaRefusal({ reason: 'concurrency', retryAfterSec: 1 }, 'r-1')).toEqual({
+    expect(quotaRefusal({ reason: 'concurrency', retryAfterSec: 1 })).toEqual({
       status: 429,
+      message: 'Too Many Requests: too many calls in flight for this principal',
       headers: { 'retry-after': '1' },
-      body: { jsonrpc: '2.0', id: 'r-1', error: { code: -32000, message: 'Too Many Requests: too many calls in flight for this principal' } },
     })
   })
+
 })
 
 describe('checkQuotaOptions', () => {

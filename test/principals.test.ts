@@ -1,6 +1,8 @@
 // A call's principal: validated, seen by the body and the permission hooks, its scopes checked
 // against the tool's (or the manager's) before anything else runs.
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { ToolStore } from '../src/runtime/store/index.js'
+import { storeKinds, storePair } from './stores.js'
 import { ToolManager, type EvidenceRecord, canonicalOf, principalKey, readPrincipal, missingScopes, type Principal, type ToolContext } from '../src/index.js'
 
 const alice: Principal = { subject: 'alice', issuer: 'https://id.example.com', clientId: 'app', scopes: ['files:read'] }
@@ -158,5 +160,49 @@ describe('principal helpers', () => {
     expect(readPrincipal({ subject: 's', issuer: 'i', scopes: ['a', 'a', 'b'], extra: 1 })).toEqual({ subject: 's', issuer: 'i', scopes: ['a', 'b'] })
     expect(missingScopes(['a'], ['c', 'b', 'a'], { a: ['b'], b: ['a'] })).toEqual(['c'])
     expect(missingScopes([], [])).toEqual([])
+  })
+})
+
+const kinds = await storeKinds('principals')
+const opened: ToolStore[] = []
+afterAll(async () => {
+  for (const s of opened) await s.close().catch(() => undefined)
+})
+
+describe('who approved', () => {
+  const approver = { subject: 'carol', issuer: 'https://id.example.com', clientId: 'console' }
+
+  it.each([{ name: 'no store' } as const, ...kinds.filter((k) => !k.skip).map((kind) => ({ name: kind.name, kind }))])('the confirmation event and the evidence name the caller and the approver ($name)', async (c) => {
+    const store = 'kind' in c ? (await storePair(c.kind, opened)).a : undefined
+    const records: EvidenceRecord[] = []
+    const tm = new ToolManager({ store, evidence: { append: (r) => void records.push(r), readAll: async () => records } })
+    tm.register({ name: 'pay', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => 'paid' })
+    const events: unknown[] = []
+    tm.on('confirmation', (e) => void events.push({ principal: e.principal, approvedBy: e.approvedBy, approved: e.approved }))
+    const parked = await tm.call('pay', {}, { principal: alice })
+    expect(parked.status).toBe('needs_confirmation')
+    const confirmId = (parked as { confirmId: string }).confirmId
+    // the approver's clientId and anything else given are not kept: who approved is an issuer and a subject
+    expect((await tm.confirm(confirmId, { approve: true, approvedBy: { ...approver, scopes: ['x'] } as never })).status).toBe('ok')
+    const who = { subject: 'alice', issuer: 'https://id.example.com', clientId: 'app' }
+    expect(events).toEqual([{ principal: who, approvedBy: { subject: 'carol', issuer: 'https://id.example.com' }, approved: true }])
+    expect(records.map((r) => [r.principal, r.approvedBy])).toEqual([[who, { subject: 'carol', issuer: 'https://id.example.com' }]])
+    // denied without an approver: the event names the caller only, nothing runs, no evidence
+    const other = (await tm.call('pay', {}, { principal: alice })) as { confirmId: string }
+    await tm.confirm(other.confirmId, { approve: false })
+    expect(events[1]).toEqual({ principal: who, approvedBy: undefined, approved: false })
+    expect(records).toHaveLength(1)
+  })
+
+  it('a store of your own without principals: true refuses a call with a principal, and nothing runs', async () => {
+    const { a } = await storePair(kinds[0]!, opened)
+    const ownStore = new Proxy(a, { get: (target, key) => (key === 'principals' ? undefined : Reflect.get(target, key, target)) })
+    const tm = new ToolManager({ store: ownStore })
+    let runs = 0
+    tm.register({ name: 't', inputSchema: { type: 'object' }, run: () => ++runs })
+    const refused = await tm.call('t', {}, { principal: alice })
+    expect(refused).toMatchObject({ status: 'refused', code: 'invalid_options', message: expect.stringContaining('this store cannot keep principals') })
+    expect((await tm.call('t', {})).status).toBe('ok')
+    expect(runs).toBe(1)
   })
 })

@@ -18,7 +18,7 @@ import {
   type ToolStore,
 } from '../src/runtime/store/index.js'
 import { NO_TASKS_SUPPORT } from '../src/runtime/store/tasks.js'
-import { PG_URL, storeKinds, withStores, type StoreKind } from './stores.js'
+import { PG_URL, SCHEMA_5_COLUMNS, storeKinds, withStores, type StoreKind } from './stores.js'
 
 const kinds = await storeKinds('store_tasks')
 
@@ -202,7 +202,7 @@ for (const kind of kinds) {
         const s = await open()
         await s.putUndo({ callId: 'c1', tool: 't', payload: { before: 1 } })
         await s.close()
-        await kind.exec(place, ['DROP TABLE toolwire_tasks', `UPDATE toolwire_meta SET version = 3 WHERE name = 'schema'`])
+        await kind.exec(place, [...SCHEMA_5_COLUMNS, 'DROP TABLE toolwire_tasks', `UPDATE toolwire_meta SET version = 3 WHERE name = 'schema'`])
         const again = await open()
         expect((await again.getUndo!('c1'))?.payload).toEqual({ before: 1 })
         const { taskId } = await tasks(again).create(confirmTask())

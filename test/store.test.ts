@@ -29,7 +29,7 @@ import {
   type ParkInput,
 } from '../src/runtime/store/index.js'
 import type { EvidenceRecord } from '../src/observe/evidence.js'
-import { storeKinds, tempDir, withStores, type StoreKind } from './stores.js'
+import { SCHEMA_5_COLUMNS, storeKinds, tempDir, withStores, type StoreKind } from './stores.js'
 
 /** Each store kind of test/stores.ts: memory, SQLite, PostgreSQL. */
 const impls = await storeKinds('store')
@@ -476,8 +476,9 @@ for (const impl of impls) {
         const s = await open()
         await s.appendEvidence(evidence(1))
         await s.close()
-        // what schema 1 had: no created_at on evidence, no input in the ledger (schema 3)
+        // what schema 1 had: no created_at on evidence, no input in the ledger (schema 3), no owners (schema 5)
         await impl.exec(place, [
+          ...SCHEMA_5_COLUMNS,
           'DROP TABLE toolwire_tasks',
           'DROP INDEX toolwire_evidence_created',
           'ALTER TABLE toolwire_evidence DROP COLUMN created_at',

@@ -185,3 +185,12 @@ export async function withStores<T>(kind: StoreKind, f: (open: () => Promise<Too
     for (const s of opened) await s.close()
   }
 }
+
+/** The statements that take a durable store's tables back to schema 4 (before principals): its migration's columns and index dropped. */
+export const SCHEMA_5_COLUMNS: readonly string[] = [
+  'DROP INDEX toolwire_evidence_subject',
+  'ALTER TABLE toolwire_evidence DROP COLUMN subject',
+  'ALTER TABLE toolwire_ledger DROP COLUMN principal',
+  'ALTER TABLE toolwire_undo DROP COLUMN owner',
+  'ALTER TABLE toolwire_parked DROP COLUMN owner',
+]

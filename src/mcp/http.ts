@@ -24,6 +24,7 @@ import {
   parseJSONRPCMessage,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server'
@@ -39,6 +40,7 @@ import {
   isListOf,
   isNonEmptyString,
   isObjectWith,
+  isPlainObject,
   isPositiveInteger,
   isPositiveMs,
   isWaitMs,
@@ -47,6 +49,9 @@ import {
   type OptionRules,
 } from './options.js'
 import { closeUnfinished, readBody } from './body.js'
+import { prepareResourceServer, type ResourceServer, type ServeHttpAuthOptions } from './auth/resource-server.js'
+export type { ServeHttpAuthOptions }
+import { acceptsJsonAndEventStream, hostNameOf, isHttpUrl, isLoopbackAddress, isOrigin, LOOPBACK_NAMES, originHostName } from './http-checks.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
 import { WideIds } from './ids.js'
@@ -55,18 +60,12 @@ import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type Confirma
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { principalOf } from './request-state.js'
+import { principalOfAuthInfo } from './auth/auth-info.js'
 import { serveTasks } from './task-serving.js'
 import { taskOwner } from '../runtime/store/tasks.js'
 
 /** The 406 answer to a POST whose `Accept` does not list both answer types. */
 const NOT_ACCEPTABLE = 'Not Acceptable: Client must accept both application/json and text/event-stream'
-
-/** Whether an `Accept` header lists both `application/json` and `text/event-stream`. */
-function acceptsJsonAndEventStream(accept: string | undefined): boolean {
-  if (accept === undefined) return false
-  const types = accept.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase())
-  return types.includes('application/json') && types.includes('text/event-stream')
-}
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions extends McpServerOptions {
@@ -85,6 +84,11 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly stateless?: boolean
   /** A bearer token every request must carry (`Authorization: Bearer <token>`); 401 otherwise. */
   readonly token?: string
+  /**
+   * Be an OAuth 2.1 resource server: every request carries an access token from `auth.issuer`
+   * for this server (see docs/auth.md). Not with `token`.
+   */
+  readonly auth?: ServeHttpAuthOptions
   /** Serve `/healthz` and `/metrics` without the token. */
   readonly metricsPublic?: boolean
   /**
@@ -112,8 +116,9 @@ export interface ServeHttpOptions extends McpServerOptions {
    */
   readonly maxSessions?: number
   /**
-   * The most sessions one client holds at once (default 100): a client is its bearer token
-   * when `token` is set (every holder of it is one client), else its address. A new one beyond
+   * The most sessions one client holds at once (default 100): a client is the principal
+   * (issuer and subject) with `auth`, its bearer token when `token` is set (every holder of it
+   * is one client), else its address. A new one beyond
    * closes that client's own sessions first, in the same order.
    */
   readonly maxSessionsPerClient?: number
@@ -168,23 +173,6 @@ export interface ServeHttpOptions extends McpServerOptions {
   readonly shutdownGraceMs?: number
 }
 
-/** An absolute http(s) URL. */
-function isHttpUrl(value: unknown): boolean {
-  if (typeof value !== 'string') return false
-  try {
-    const u = new URL(value)
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.host !== ''
-  } catch {
-    return false
-  }
-}
-
-/** An origin as a browser sends it: `scheme://host[:port]`, nothing after (a trailing `/` is tolerated). */
-function isOrigin(value: unknown): boolean {
-  if (typeof value !== 'string' || !isHttpUrl(value)) return false
-  return new URL(value).origin === value.replace(/\/+$/, '').toLowerCase()
-}
-
 const isOriginRule: OptionRule = { ok: isOrigin, must: 'an origin' }
 
 /** What each of `ServeHttpOptions` must be (any other key is refused; a token is never shown). */
@@ -196,6 +184,7 @@ const SERVE_HTTP_OPTION_RULES: OptionRules = Object.freeze({
   stateless: isBoolean,
   // what a client can send back after "Bearer ": one word of visible ASCII
   token: { must: 'a non-empty string of visible ASCII characters without spaces', ok: (v) => typeof v === 'string' && /^[\x21-\x7e]+$/.test(v) },
+  auth: isPlainObject,
   metricsPublic: isBoolean,
   allowedOrigins: isListOf(isOriginRule, 'a list of origins (scheme://host[:port])'),
   allowedHosts: isListOf(isNonEmptyString, 'a list of non-empty host names'),
@@ -233,33 +222,8 @@ export interface HttpMcpServer {
   close(): Promise<void>
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 /** The deepest nesting a request body may have (as for stdio frames). */
 const MAX_BODY_DEPTH = 1000
-
-function isLoopbackAddress(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
-}
-
-/** The host name of a `Host` header value (`name[:port]`, `[v6][:port]`), lower-cased. */
-function hostNameOf(hostHeader: string): string {
-  const h = hostHeader.trim().toLowerCase()
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']')
-    return end === -1 ? h : h.slice(0, end + 1)
-  }
-  const colon = h.indexOf(':')
-  return colon === -1 ? h : h.slice(0, colon)
-}
-
-function originHostName(origin: string): string | undefined {
-  try {
-    const url = new URL(origin)
-    return url.hostname.toLowerCase()
-  } catch {
-    return undefined
-  }
-}
 
 interface JsonRpcErrorBody {
   readonly status: number
@@ -329,6 +293,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
   const tokenDigest = options.token === undefined ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
+  const auth = options.auth === undefined ? undefined : prepareResourceServer(options.auth, { publicUrl: options.publicUrl, path, loopbackBound, token: options.token !== undefined })
+  let resourceServer: ResourceServer | undefined
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => hostNameOf(h)))
   const checkHost = loopbackBound || options.allowedHosts !== undefined
   const allowedOrigins = new Set((options.allowedOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()))
@@ -409,8 +375,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
   const ids = new WideIds()
 
-  /** Whose sessions these are: the token's holders when one is set, else the address. */
-  const clientOf = (req: IncomingMessage): string => (tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token')
+  /** Whose sessions these are: the principal's with `auth`, the token's holders when one is set, else the address. */
+  const clientOf = (req: IncomingMessage, caller: AuthInfo | undefined): string => {
+    const key = (caller?.extra as { key?: string } | undefined)?.key
+    if (key !== undefined) return `principal ${key}`
+    return tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token'
+  }
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
   const servedTasks = serveTasks(tm, options.store, onError)
@@ -465,16 +435,18 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       res.off('close', abort)
     }
   }
-  const viaSession = (session: Session) => (request: Request, parsedBody: unknown) =>
-    session.transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody })
-  const viaModern = (request: Request, parsedBody: unknown) => modernHandler.fetch(request, { parsedBody })
+  // the caller's AuthInfo (with `auth`) travels per request: a session's later request may carry a newer token
+  const viaSession = (session: Session, authInfo: AuthInfo | undefined) => (request: Request, parsedBody: unknown) =>
+    session.transport.handleRequest(request, { ...(parsedBody === undefined ? {} : { parsedBody }), ...(authInfo === undefined ? {} : { authInfo }) })
+  const viaModern = (authInfo: AuthInfo | undefined) => (request: Request, parsedBody: unknown) =>
+    modernHandler.fetch(request, authInfo === undefined ? { parsedBody } : { parsedBody, authInfo })
 
   /**
    * A 2025 request without a session (`stateless`): a fresh server and transport answer it,
    * as plain JSON unless a progress token asks for progress (the SDK's own stateless legacy
    * leg always answers SSE).
    */
-  const serveStatelessLegacy = async (req: IncomingMessage, res: ServerResponse, message: { params?: unknown }): Promise<void> => {
+  const serveStatelessLegacy = async (req: IncomingMessage, res: ServerResponse, message: { params?: unknown }, authInfo: AuthInfo | undefined): Promise<void> => {
     const progressToken = (message.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken
     const server = (await factory({ era: 'legacy' })) as Server
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: progressToken === undefined })
@@ -482,7 +454,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     server.onerror = onError
     try {
       await server.connect(transport)
-      await forward(req, res, (request, parsedBody) => transport.handleRequest(request, { parsedBody }), message)
+      await forward(req, res, (request, parsedBody) => transport.handleRequest(request, authInfo === undefined ? { parsedBody } : { parsedBody, authInfo }), message)
     } finally {
       await server.close().catch(onError)
     }
@@ -491,7 +463,11 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const sweep = setInterval(() => sessions.sweep(), Math.max(1000, Math.min(idleMs, options.sessionUnusedMs ?? 60_000, 60_000)))
   sweep.unref()
 
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** A 2025 session of another principal is not found for this one (and stays open for its own). */
+  const beginSession = (id: string, req: IncomingMessage, caller: AuthInfo | undefined): Session | undefined =>
+    caller !== undefined && sessions.clientOf(id) !== clientOf(req, caller) ? undefined : sessions.begin(id)
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, caller: AuthInfo | undefined): Promise<void> => {
     const method = req.method ?? 'GET'
     if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
       sendError(res, { status: 405, code: -32000, message: 'Method not allowed', headers: { allow: options.stateless === true ? 'POST' : 'GET, POST, DELETE' } })
@@ -523,13 +499,13 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         return
       }
       // a GET stream counts as use for as long as it is open
-      const session = sessions.begin(sessionId)
+      const session = beginSession(sessionId, req, caller)
       if (session === undefined) {
         sendError(res, { status: 404, code: -32001, message: 'Session not found' })
         return
       }
       try {
-        await forward(req, res, viaSession(session))
+        await forward(req, res, viaSession(session, caller))
       } finally {
         sessions.end(sessionId)
       }
@@ -585,6 +561,22 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 200, ...invalidParams, id: message.id, ids })
         return
       }
+      // a call needing scopes the token lacks: the step-up challenge, and nothing runs
+      const who = caller === undefined ? undefined : principalOfAuthInfo(caller)
+      const lacking = message.method === 'tools/call' && who !== undefined ? resourceServer?.scopeRefusal(who.principal, (message.params as { name: string }).name) : undefined
+      if (lacking !== undefined) {
+        sendError(res, { ...lacking, code: -32000, id: message.id, ids })
+        return
+      }
+      // a principal over its quota: 429 with Retry-After, and nothing runs; in flight until the response is over
+      const admitted = message.method === 'tools/call' && who !== undefined ? resourceServer?.admitCall(who.key) : undefined
+      if (admitted !== undefined) {
+        if ('refusal' in admitted) {
+          sendError(res, { ...admitted.refusal, code: -32000, id: message.id, ids })
+          return
+        }
+        res.once('close', admitted.release)
+      }
     }
     if (modern) {
       // as 2025-11-25's transport does: a 2026-07-28 client MUST accept both (basic/transports/streamable-http)
@@ -592,11 +584,11 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 406, code: -32000, message: NOT_ACCEPTABLE, id: message.id, ids })
         return
       }
-      await forward(req, res, viaModern, message)
+      await forward(req, res, viaModern(caller), message)
       return
     }
     if (options.stateless === true) {
-      await serveStatelessLegacy(req, res, message)
+      await serveStatelessLegacy(req, res, message, caller)
       return
     }
 
@@ -606,23 +598,23 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         return
       }
       // room is made by closing a session unused since its initialize, else the least recently used
-      if (!sessions.admit(clientOf(req))) {
+      if (!sessions.admit(clientOf(req, caller))) {
         sendError(res, { status: 503, code: -32000, message: 'Service Unavailable: too many sessions', id: message.id, headers: { 'retry-after': '60' }, ids })
         return
       }
-      const session = await openSession(clientOf(req))
-      await forward(req, res, viaSession(session), message)
+      const session = await openSession(clientOf(req, caller))
+      await forward(req, res, viaSession(session, caller), message)
       // an initialize the transport refused opened no session: nothing to keep
       if (session.transport.sessionId === undefined || sessions.get(session.transport.sessionId) === undefined) await session.server.close().catch(onError)
       return
     }
-    const session = sessions.begin(sessionId)
+    const session = beginSession(sessionId, req, caller)
     if (session === undefined) {
       sendError(res, { status: 404, code: -32001, message: 'Session not found', id: message.id, ids })
       return
     }
     try {
-      await forward(req, res, viaSession(session), message)
+      await forward(req, res, viaSession(session, caller), message)
     } finally {
       sessions.end(sessionId)
     }
@@ -639,18 +631,31 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       sendError(res, { status: 403, code: -32000, message: 'Forbidden: Host not allowed' })
       return
     }
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    // the public metadata document: CORS *, no Origin check, no token
+    if (resourceServer?.metadataPaths.has(url.pathname) === true) {
+      resourceServer.serveMetadata(req, res)
+      return
+    }
     if (!originAllowed(req)) {
       sendError(res, { status: 403, code: -32000, message: 'Forbidden: Origin not allowed' })
       return
     }
-    const url = new URL(req.url ?? '/', 'http://localhost')
     if (pages !== undefined && url.pathname.startsWith(CONFIRM_PATH)) {
       // the link is the credential: no bearer token (a person opens it in a browser)
       await pages.handle(req, res, url.pathname)
       return
     }
     const isOps = url.pathname === '/healthz' || url.pathname === '/metrics'
-    if (!(isOps && options.metricsPublic === true)) {
+    let caller: AuthInfo | undefined
+    if (!(isOps && options.metricsPublic === true) && resourceServer !== undefined) {
+      const gate = await resourceServer.authenticate(req.headers.authorization)
+      if ('refusal' in gate) {
+        sendError(res, { ...gate.refusal, code: -32000 })
+        return
+      }
+      caller = gate.authInfo
+    } else if (!(isOps && options.metricsPublic === true)) {
       const auth = authorized(req)
       if (auth !== 'ok') {
         const challenge = auth === 'missing' ? 'Bearer realm="toolwire"' : 'Bearer realm="toolwire", error="invalid_token"'
@@ -678,7 +683,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       sendText(res, 404, 'not found\n')
       return
     }
-    await handleMcp(req, res)
+    await handleMcp(req, res, caller)
   }
 
   let shuttingDown = false
@@ -714,6 +719,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   const url = `http://${shownHost}:${address.port}${path}`
   if (publicBase === '') publicBase = `http://${shownHost}:${address.port}`
+  resourceServer = auth?.(tm, `http://${shownHost}:${address.port}`)
 
   return {
     url,

@@ -27,7 +27,7 @@ export { loadToolModule, isServableManager, toolwireVersion } from './module.js'
 export { importMcpTools, fromMcp, taskAwareTransport, TASKS_EXTENSION } from './client.js'
 export type { ImportMcpToolsOptions, FromMcpOptions, McpToolClient, McpClientV1, McpClientV2, McpTool, TaskPollOptions } from './client.js'
 export { serveHttp } from './http.js'
-export type { ServeHttpOptions, HttpMcpServer } from './http.js'
+export type { ServeHttpOptions, HttpMcpServer, ServeHttpAuthOptions } from './http.js'
 export { mcpOAuthProvider, mcpClientCredentials, fileTokenStorage, memoryTokenStorage } from './oauth-client.js'
 export type {
   McpOAuthClientProvider,

@@ -50,21 +50,28 @@ function keyName(key: string): string {
   return JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)
 }
 
+/** A plain object (not null, not an array). */
+export const isPlainObject = rule('an object', (v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+
 /**
  * Checks `options` against `rules`: `undefined` passes (no options); otherwise it must be an
- * object whose every own key has a rule and whose every defined value passes it.
+ * object whose every own key has a rule and whose every defined value passes it. `prefix`
+ * names a nested object's options (`'auth.'`: "option auth.issuer").
  * @throws TypeError naming the function and the option, never the value.
  */
-export function checkOptions(fn: string, options: unknown, rules: OptionRules): void {
+export function checkOptions(fn: string, options: unknown, rules: OptionRules, prefix = ''): void {
   if (options === undefined) return
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`toolwire: ${fn}() takes an options object`)
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(prefix === '' ? `toolwire: ${fn}() takes an options object` : `toolwire: ${fn}() option ${prefix.slice(0, -1)} must be an object`)
+  }
   const unknown = Object.keys(options).filter((key) => !Object.hasOwn(rules, key))
   if (unknown.length > 0) {
-    throw new TypeError(`toolwire: ${fn}() has no option ${unknown.map(keyName).join(', ')} (its options: ${Object.keys(rules).join(', ')})`)
+    const names = unknown.map((key) => keyName(`${prefix}${key}`)).join(', ')
+    throw new TypeError(`toolwire: ${fn}() has no option ${names} (its options: ${Object.keys(rules).map((key) => `${prefix}${key}`).join(', ')})`)
   }
   for (const [name, { ok, must }] of Object.entries(rules)) {
     const value = (options as Record<string, unknown>)[name]
-    if (value !== undefined && !ok(value)) throw new TypeError(`toolwire: ${fn}() option ${name} must be ${must}`)
+    if (value !== undefined && !ok(value)) throw new TypeError(`toolwire: ${fn}() option ${prefix}${name} must be ${must}`)
   }
 }
 

@@ -4,7 +4,7 @@
  * gets 429 with `Retry-After` and runs nothing. Keyed by `principalKey`, so every token of one
  * subject shares one quota. No MCP SDK import.
  */
-import { isPositiveInteger, type OptionRule, type OptionRules } from './options.js'
+import { checkOptions, isPositiveInteger, type OptionRule, type OptionRules } from './options.js'
 
 /** `auth.quotas` of `serveHttp`. Without a key, that limit is off. */
 export interface QuotaOptions {
@@ -42,19 +42,9 @@ export const QUOTA_OPTION_RULES: OptionRules = { concurrentCalls: isPositiveInte
  * value, or `burst` without `callsPerMinute` is a TypeError naming `<prefix>.<key>` (never the value).
  */
 export function checkQuotaOptions(value: unknown, prefix: string, fn = 'serveHttp'): asserts value is QuotaOptions | undefined {
-  if (value === undefined) return
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`toolwire: ${fn}() option ${prefix} must be an object`)
-  const names = Object.keys(QUOTA_OPTION_RULES)
-  const unknown = Object.keys(value).filter((key) => !names.includes(key))
-  if (unknown.length > 0) {
-    const shown = unknown.map((key) => JSON.stringify(`${prefix}.${key.length > 40 ? `${key.slice(0, 40)}…` : key}`)).join(', ')
-    throw new TypeError(`toolwire: ${fn}() has no option ${shown} (its options: ${names.map((key) => `${prefix}.${key}`).join(', ')})`)
-  }
-  const options = value as Record<string, unknown>
-  for (const [name, { ok, must }] of Object.entries(QUOTA_OPTION_RULES)) {
-    if (options[name] !== undefined && !ok(options[name])) throw new TypeError(`toolwire: ${fn}() option ${prefix}.${name} must be ${must}`)
-  }
-  if (options.burst !== undefined && options.callsPerMinute === undefined) {
+  checkOptions(fn, value, QUOTA_OPTION_RULES, `${prefix}.`)
+  const options = value as QuotaOptions | undefined
+  if (options?.burst !== undefined && options.callsPerMinute === undefined) {
     throw new TypeError(`toolwire: ${fn}() option ${prefix}.burst needs ${prefix}.callsPerMinute`)
   }
 }
@@ -168,19 +158,15 @@ export class PrincipalQuotas {
   }
 }
 
-/** The HTTP answer to a refused `tools/call`, for http.ts's writer (`sendJson`). */
+/** The HTTP answer to a refused `tools/call`: its status, JSON-RPC error message and headers. */
 export interface QuotaRefusal {
   readonly status: 429
+  readonly message: string
   readonly headers: { readonly 'retry-after': string }
-  readonly body: { readonly jsonrpc: '2.0'; readonly id: string | number; readonly error: { readonly code: -32000; readonly message: string } }
 }
 
-/** 429 with `Retry-After` and a JSON-RPC error carrying the request's `id`, for a refusal of {@link PrincipalQuotas.tryAcquire}. */
-export function quotaRefusal(refused: { readonly retryAfterSec: number; readonly reason: 'rate' | 'concurrency' }, id: string | number): QuotaRefusal {
+/** 429 with `Retry-After` (and, from the writer, a JSON-RPC error -32000 carrying the request's `id`), for a refusal of {@link PrincipalQuotas.tryAcquire}. */
+export function quotaRefusal(refused: { readonly retryAfterSec: number; readonly reason: 'rate' | 'concurrency' }): QuotaRefusal {
   const why = refused.reason === 'rate' ? 'rate limit for this principal' : 'too many calls in flight for this principal'
-  return {
-    status: 429,
-    headers: { 'retry-after': String(refused.retryAfterSec) },
-    body: { jsonrpc: '2.0', id, error: { code: -32000, message: `Too Many Requests: ${why}` } },
-  }
+  return { status: 429, message: `Too Many Requests: ${why}`, headers: { 'retry-after': String(refused.retryAfterSec) } }
 }

@@ -8,7 +8,7 @@
 export interface SessionLimits {
   /** The most sessions open at once. */
   readonly maxSessions: number
-  /** The most sessions one client (one token, else one address) holds at once. */
+  /** The most sessions one client (one principal, else one token, else one address) holds at once. */
   readonly maxPerClient: number
   /** A session without a request in flight unused this long is closed, in ms. */
   readonly idleMs: number
@@ -54,6 +54,11 @@ export class SessionTable<T> {
 
   get(id: string): T | undefined {
     return this.entries.get(id)?.value
+  }
+
+  /** The client that opened the session (with `auth`, `principal <key>`), or undefined when it is not open. */
+  clientOf(id: string): string | undefined {
+    return this.entries.get(id)?.client
   }
 
   /** Makes room for a new session of `client`; false when every candidate has a request in flight. */

@@ -9,7 +9,7 @@ import { evidenceIdentity, type EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
+import type { CallHost, CallMode, ContinuationBody, ContinuedOptions, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import type { Issue } from '../core/validate.js'
 import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
@@ -285,11 +285,11 @@ export class Call implements ToolContext {
   }
 
   registerUndo(restore: (() => unknown) | JsonValue): void {
-    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown)
+    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown, this.#options?.principal)
     if (typeof this.#entry.def.undo !== 'function') {
       throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
     }
-    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore))
+    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore), this.#options?.principal)
     // with a store: the call answers once the payload is written, so that tm.undo on any instance finds it
     if (written !== undefined) {
       const x = this.#more()
@@ -583,7 +583,7 @@ export class Call implements ToolContext {
     // a confirmed or resumed call was recorded by its claim
     if (key === undefined && this.#continuation !== undefined) return this.#proceed()
     when(
-      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key),
+      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key, options?.principal),
       (g) =>
         this.#guarded(() => {
           const gate = g as LedgerGate
@@ -983,7 +983,7 @@ export class Call implements ToolContext {
         status,
         startedAt: new Date(startMs).toISOString(),
         endedAt: new Date(endMs).toISOString(),
-        ...evidenceIdentity(this.#options?.principal),
+        ...evidenceIdentity(this.#options?.principal, (this.#options as ContinuedOptions | undefined)?.approvedBy),
       })
       if (this.#host.awaitEvidence && written instanceof Promise) {
         // evidence in the durable store: the view is handed out once its record is written

@@ -30,15 +30,20 @@ export {
   OUTCOME_UNKNOWN,
   OUTCOME_UNKNOWN_MESSAGE,
   STORE_UNAVAILABLE,
+  finds,
   interruptedOutcomeResult,
+  ownerOf,
   unknownOutcomeResult,
   type DurableHost,
   type DurableOptions,
   type LocalParked,
+  type RunAs,
 } from './durable/shared.js'
 export { replayedView } from './durable/ledger.js'
+export { undoContext } from './durable/undo.js'
 export { STORE_WAIT_MS } from './durable/bounded.js'
 export type { Answered } from './durable/parking.js'
+export { confirmationEvent } from './durable/parking.js'
 
 /** The durable half of a manager: its parts share the store, the lease and the input hash. */
 export class Durable implements DurableContext {
@@ -51,6 +56,8 @@ export class Durable implements DurableContext {
   readonly ledger: Ledger
   /** Undo payloads. */
   readonly undos: Undos
+  /** Whether the store keeps owners (`principals: true`): without it, a call with a principal is refused. */
+  readonly principals: boolean
   /**
    * The keys of the input hashes this manager hands out or stores (from the store keys, else the
    * approval secrets): the first hashes; the others match rows hashed before a rotation.
@@ -61,6 +68,7 @@ export class Durable implements DurableContext {
   constructor(options: DurableOptions, host: DurableHost) {
     // every answer of the store is awaited for a bounded time: a store that stops answering hangs nothing
     this.store = boundedStore(options.store)
+    this.principals = options.store.principals === true
     this.host = host
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
     const keys = options.storeKey === undefined ? undefined : storeKeyList(options.storeKey)

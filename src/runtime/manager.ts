@@ -19,7 +19,7 @@ import {
   UNDO_FAILED_MESSAGE,
   unknownToolText,
 } from '../core/texts.js'
-import type { CallHost, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName, ToolEvents } from './types.js'
+import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName, ToolEvents } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
@@ -35,14 +35,14 @@ import { awaitValidation } from './validation-wait.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
-import { Durable, type DurableHost } from './durable.js'
+import { confirmationEvent, Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import { isScopeToken, missingScopes, principalRef, type ImpliedScopes, type PrincipalRef } from './principal.js'
+import { isScopeToken, missingScopes, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -159,7 +159,7 @@ interface Parked {
   readonly entry: ToolEntry
   readonly input: unknown
   readonly callId: string
-  /** The original call's own timeout (and idempotency key, trace context), which the continued run keeps. */
+  /** The original call's own timeout (and idempotency key, trace context, principal), which the continued run keeps. */
   readonly options: CallOptions | undefined
   readonly expiresAt: number
   used: boolean
@@ -205,13 +205,16 @@ export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
   /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
   private readonly inflight = new Map<string, Call>()
-  /** Calls whose asynchronous input check is pending, by the call id they asked for: `tm.cancel` cuts the wait. */
-  private readonly validating = new Map<string, (result: ToolResult) => void>()
+  /** Calls whose asynchronous input check is pending, by the call id they asked for, with their owner: `tm.cancel` cuts the wait. */
+  private readonly validating = new Map<string, { readonly cut: (result: ToolResult) => void; readonly owner: string | undefined }>()
   /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
   private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
   private readonly parked = new Map<string, Parked>()
-  /** Closure undos by call id, with the name of the tool whose call registered them (for the undo's `call_end`). */
-  private readonly undos = new Map<string, { readonly tool: string; readonly restore: () => unknown }>()
+  /**
+   * Closure undos by call id, with the name of the tool whose call registered them (for the undo's
+   * `call_end`) and their owner (the key of the call's principal; `null` for none). `restore` gets the undoer.
+   */
+  private readonly undos = new Map<string, { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null }>()
   /** Every event has a slot from the start (a fixed shape keeps the per-call checks cheap). */
   private readonly listeners: { [E in ToolEventName]: Listener<E>[] | undefined } = {
     call_start: undefined,
@@ -276,8 +279,8 @@ export class ToolManager {
       hasListeners: (event) => this.listeners[event] !== undefined,
       emit: (event, payload) => this.emit(event, payload),
       reportError: (callId, tool, error) => this.reportError(callId, tool, error),
-      registerUndo: (callId, restore) => this.registerUndo(callId, restore),
-      registerUndoPayload: (callId, entry, payload) => this.registerUndoPayload(callId, entry, payload),
+      registerUndo: (callId, restore, principal) => this.registerUndo(callId, () => restore(), undefined, ownerOf(principal) ?? null),
+      registerUndoPayload: (callId, entry, payload, principal) => this.registerUndoPayload(callId, entry, payload, principal),
       canUndo: (callId) => this.canUndo(callId),
       newConfirmation: (entry, input, callId) => {
         if (this.durable !== undefined) return this.durable.parking.newConfirmation(entry, input, callId)
@@ -286,7 +289,7 @@ export class ToolManager {
       },
       park: (id, kind, entry, input, callId, options, extras) => this.park(id, kind, entry, input, callId, options, extras),
       unpark: (id, callId) => this.unpark(id, callId),
-      ledgerBegin: (entry, callId, input, key) => this.durable!.ledger.begin(entry, callId, input, key),
+      ledgerBegin: (entry, callId, input, key, principal) => this.durable!.ledger.begin(entry, callId, input, key, principal),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
       ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
       track: (call) => this.track(call as Call),
@@ -528,27 +531,43 @@ export class ToolManager {
     }
   }
 
-  /** Cancels an in-flight call as the operator. Returns whether a call was stopped. Only the exact call id matches. */
+  /**
+   * Cancels an in-flight call: as the operator, or with `{ principal }` a call that principal made
+   * (or one made without a principal; another principal's call answers `false`, as an unknown id).
+   * Returns whether a call was stopped. Only the exact call id matches.
+   */
   cancel(callId: string, options?: AnswerOptions): boolean {
+    const asker = answererOf(options)
+    if (typeof asker === 'string') return false
+    const owner = ownerOf(asker)
     const call = this.inflightCall(callId)
     if (call === undefined) {
-      const cut = typeof callId === 'string' ? this.validating.get(callId) : undefined
-      if (cut === undefined) return false
-      cut(cancelledResult('operator'))
+      const waiting = typeof callId === 'string' ? this.validating.get(callId) : undefined
+      if (waiting === undefined || !finds(owner, waiting.owner)) return false
+      waiting.cut(cancelledResult('operator'))
       return true
     }
+    if (!finds(owner, ownerOf(call.principal))) return false
     Call.interrupt(call, cancelledResult('operator'))
     return true
   }
 
   /**
    * Approves or denies a call waiting for confirmation. Runs the tool on approval;
-   * the outcome also arrives as a `confirmation` event. Never rejects.
+   * the outcome also arrives as a `confirmation` event. With `decision.principal`, only a call
+   * that principal made (or one made without a principal) is found: another's answers as an
+   * unknown id. The run is the caller's: it keeps the principal of the call. Never rejects.
    */
   confirm(confirmId: string, decision: ConfirmDecision): Promise<CallResult> {
     let approve: unknown
+    let by: RunAs
     try {
       approve = decision?.approve
+      const principal = answererOf(decision)
+      if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+      const approvedBy = approverOf(decision)
+      if (typeof approvedBy === 'string') return this.settleEarly('unknown', undefined, badOptions(approvedBy))
+      by = { principal, approvedBy }
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open
       return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
@@ -559,14 +578,14 @@ export class ToolManager {
       return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
-    if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve)
-    const parked = this.parked.get(confirmId)
+    if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve, undefined, by)
+    const parked = this.parkedFor(confirmId, by.principal)
     // a confirmation a tool body asked for (`pending({ kind: 'confirmation' })`): its resume gets the decision
     if (parked?.kind === 'suspension' && parked.confirmation === true) {
       // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
       const answerable = !parked.used && Date.now() <= parked.expiresAt
-      return this.resume(confirmId, { approve }).then((view) => {
-        if (answerable) this.emit('confirmation', { confirmId, callId: parked.callId, tool: parked.entry.name, approved: approve, result: view })
+      return this.resumeAs(confirmId, { approve }, by).then((view) => {
+        if (answerable) this.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
         return view
       })
     }
@@ -576,10 +595,10 @@ export class ToolManager {
     const p = parked!
     p.used = true
     const outcome = approve
-      ? this.continueParked('confirmation', p.entry, p.callId, p.input, p.options, undefined)
+      ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
       : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
     return outcome.then((view) => {
-      this.emit('confirmation', { confirmId, callId: p.callId, tool: p.entry.name, approved: approve, result: view })
+      this.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
       return view
     })
   }
@@ -593,16 +612,30 @@ export class ToolManager {
    * @internal Approves a confirmation through the store, its run recorded in the ledger under
    * `idempotencyKey` when the call has no key of its own (a framework's approval, keyed by its
    * approval id: a replay on any manager on the store answers the recorded result). Needs a store.
+   * `options.principal`: the answerer, as for {@link confirm}.
    */
-  approveKeyed(confirmId: string, idempotencyKey: string): Promise<CallResult> {
-    if (this.durable === undefined) return this.confirm(confirmId, { approve: true })
-    return this.durable.parking.confirm(confirmId, true, idempotencyKey)
+  approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
+    const principal = answererOf(options)
+    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (this.durable === undefined) return this.confirm(confirmId, { approve: true, principal })
+    return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
 
-  /** Continues a suspended call with `answer`: the tool's `resume` handler gets it. Never rejects. */
+  /**
+   * Continues a suspended call with `answer`: the tool's `resume` handler gets it. With
+   * `options.principal`, only a call that principal made (or one made without a principal) is
+   * found: another's answers as an unknown id. Never rejects.
+   */
   resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
-    if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer)
-    const parked = this.parked.get(requestId)
+    const principal = answererOf(options)
+    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer, principal)
+    return this.resumeAs(requestId, answer, { principal })
+  }
+
+  /** `resume` here (no store) by `by.principal`; a body's confirmation keeps `by.approvedBy` for its run. */
+  private resumeAs(requestId: string, answer: unknown, by: RunAs): Promise<CallResult> {
+    const parked = this.parkedFor(requestId, by.principal)
     const refusal = this.checkParked(parked, 'suspension')
     if (refusal !== undefined) return this.refuseParked(parked, 'suspension', refusal)
     const p = parked!
@@ -610,7 +643,7 @@ export class ToolManager {
     const mismatch = this.checkAnswer(p.schema, answer)
     if (mismatch !== undefined) return this.settleEarly(p.entry.name, { callId: p.callId }, mismatch)
     p.used = true
-    return this.continueParked('suspension', p.entry, p.callId, p.input, p.options, answer, p.resumeState)
+    return this.continueParked('suspension', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), answer, p.resumeState)
   }
 
   /**
@@ -638,6 +671,12 @@ export class ToolManager {
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
     return Call.resumedWith(new Call(this.host, entry, callId, input, options, 'view', continuation), resumeState).start() as Promise<CallResult>
+  }
+
+  /** The call parked here under `id` that `principal` finds (the operator, when absent, finds any): another principal's is not there. */
+  private parkedFor(id: string, principal: Principal | undefined): Parked | undefined {
+    const parked = this.parked.get(id)
+    return parked === undefined || finds(ownerOf(principal), ownerOf(parked.options?.principal)) ? parked : undefined
   }
 
   /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
@@ -672,17 +711,17 @@ export class ToolManager {
     const held = this.parked.get(id)
     if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
     const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    // what the confirmed or resumed run keeps of the call's options: its timeout, its idempotency key
-    // and (in this process only, not in the store) its trace context
-    const { timeoutMs, idempotencyKey, traceContext } = callOptions ?? {}
-    const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
+    // what the confirmed or resumed run keeps of the call's options: its timeout, its idempotency key,
+    // its principal (the run is the caller's) and (in this process only, not in the store) its trace context
+    const { timeoutMs, idempotencyKey, traceContext, principal } = callOptions ?? {}
+    const options = keptOptions(timeoutMs, idempotencyKey, traceContext, principal)
     const expiresAt = Date.now() + ttl
     // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
     const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...extras }
     this.parked.set(id, parked)
     if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
-    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras).then((ok) => {
+    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras, principal).then((ok) => {
       // another instance's call holds the id: this one's local copy must not answer for it
       if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
       return ok
@@ -715,6 +754,7 @@ export class ToolManager {
               confirmation: p.confirmation,
               resumeState: p.resumeState,
               traceContext: p.options?.traceContext,
+              principal: p.options?.principal,
             }
       },
       forget: (id) => {
@@ -722,8 +762,8 @@ export class ToolManager {
       },
       tool: (name) => this.tools.get(name),
       checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState) => {
-        const options = timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined ? undefined : { timeoutMs, idempotencyKey, traceContext }
+      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState, as) => {
+        const options = continued(keptOptions(timeoutMs, idempotencyKey, traceContext, as?.principal), as?.approvedBy)
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
@@ -755,21 +795,31 @@ export class ToolManager {
   /**
    * Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects.
    * An undo whose run fails (its view is not `ok`) stays registered: `tm.undo` may try it again.
+   * With `options.principal`, only the undo of a call that principal made (or of one made without a
+   * principal) is found: another's is refused as for an unknown call id.
    */
   undo(callId: string, options?: AnswerOptions): Promise<CallResult> {
-    const registered = this.undos.get(callId)
     const tool = 'undo'
+    const principal = answererOf(options)
+    if (typeof principal === 'string') return this.settleEarly(tool, undefined, badOptions(principal))
+    const registered = this.undoFor(callId, principal)
     // through the store: exactly one manager on it takes the undo
-    if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId)
+    if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId, principal)
     if (registered === undefined) {
       return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
     // taken while it runs: a concurrent tm.undo of the call is refused
     this.undos.delete(callId)
-    return this.runUndo(callId, registered.tool, registered.restore, (ok) => {
+    return this.runUndo(callId, registered.tool, () => registered.restore(principal), (ok) => {
       // a failed undo is put back, unless the call id was given another undo meanwhile
-      if (!ok && !this.undos.has(callId)) this.registerUndo(callId, registered.restore, registered.tool)
+      if (!ok && !this.undos.has(callId)) this.registerUndo(callId, registered.restore, registered.tool, registered.owner)
     })
+  }
+
+  /** The closure undo registered here for `callId` that `principal` finds (the operator, when absent, finds any). */
+  private undoFor(callId: string, principal: Principal | undefined): { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null } | undefined {
+    const registered = this.undos.get(callId)
+    return registered === undefined || finds(ownerOf(principal), registered.owner) ? registered : undefined
   }
 
   /**
@@ -828,12 +878,12 @@ export class ToolManager {
     )
   }
 
-  /** A JSON undo payload for the tool's `undo(payload, ctx)`: in the store when there is one, else a closure here. */
-  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void | Promise<void> {
-    if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload)
+  /** A JSON undo payload for the tool's `undo(payload, ctx)`, owned by `principal`: in the store when there is one, else a closure here. */
+  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue, principal: Principal | undefined): void | Promise<void> {
+    if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload, principal)
     const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
     const toolName = entry.name
-    this.registerUndo(callId, () => handler(payload, Object.freeze({ callId, toolName })), toolName)
+    this.registerUndo(callId, (undoer) => handler(payload, undoContext(callId, toolName, undoer)), toolName, ownerOf(principal) ?? null)
   }
 
   /**
@@ -846,20 +896,22 @@ export class ToolManager {
    */
   async undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
     if (typeof callId !== 'string') return false
-    if (this.undos.has(callId)) return true
+    const principal = answererOf(options)
+    if (typeof principal === 'string') return false
+    if (this.undoFor(callId, principal) !== undefined) return true
     if (this.durable === undefined) return false
     try {
-      return await this.durable.undos.undoable(callId)
+      return await this.durable.undos.undoable(callId, principal)
     } catch (err) {
       this.reportError(callId, 'undo', err)
       throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
     }
   }
 
-  /** Registers a closure undo; `tool` defaults to the tool of the call in flight with this id. */
-  private registerUndo(callId: string, restore: () => unknown, tool?: string): void {
+  /** Registers a closure undo owned by `owner`; `tool` defaults to the tool of the call in flight with this id. */
+  private registerUndo(callId: string, restore: (undoer: Principal | undefined) => unknown, tool: string | undefined, owner: string | null): void {
     this.undos.delete(callId)
-    this.undos.set(callId, { tool: tool ?? this.inflightCall(callId)?.toolName ?? 'undo', restore })
+    this.undos.set(callId, { tool: tool ?? this.inflightCall(callId)?.toolName ?? 'undo', restore, owner })
     const limit = this.options.undoLimit ?? 1000
     while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
   }
@@ -872,7 +924,9 @@ export class ToolManager {
    * took still answers `true`. Ask {@link undoable} for the store's answer.
    */
   canUndo(callId: string, options?: AnswerOptions): boolean {
-    return this.undos.has(callId) || (this.durable !== undefined && this.durable.undos.has(callId))
+    const principal = answererOf(options)
+    if (typeof principal === 'string') return false
+    return this.undoFor(callId, principal) !== undefined || (this.durable !== undefined && this.durable.undos.has(callId, principal))
   }
 
   /**
@@ -1000,6 +1054,8 @@ export class ToolManager {
     if (opts instanceof ToolResult) return { result: opts, options: undefined }
     // without a store there is no ledger: a key would promise what nothing keeps
     if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
+    // a store of the app's own that cannot keep owners would leave the call's records unscoped: refused, never silently
+    if (opts?.principal !== undefined && this.durable !== undefined && !this.durable.principals) return { result: badOptions('this store cannot keep principals (its principals flag is not true)'), options: opts }
     // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
     if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
       return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }
@@ -1075,7 +1131,7 @@ export class ToolManager {
         cut: (result) => settle({ result, options }),
       })
       // registered only while the wait is on (a signal already aborted ends it at once)
-      if (callId !== undefined && !ended) this.validating.set(callId, cut)
+      if (callId !== undefined && !ended) this.validating.set(callId, { cut, owner: ownerOf(options?.principal) })
     })
   }
 
@@ -1168,4 +1224,45 @@ export class ToolManager {
     }
     this.inflight.delete(call.callId)
   }
+}
+
+/**
+ * The principal an answer (`tm.confirm`, `resume`, `cancel`, `undo`...) is given with: a frozen
+ * copy, `undefined` for none (the operator), or what is wrong with it (never read as the operator).
+ */
+function answererOf(options: AnswerOptions | undefined): Principal | undefined | string {
+  let value: unknown
+  try {
+    value = options?.principal
+  } catch {
+    return 'principal'
+  }
+  return value === undefined ? undefined : readPrincipal(value)
+}
+
+/** `decision.approvedBy` as records keep it (frozen), `undefined` for none, or what is wrong with it. */
+function approverOf(decision: ConfirmDecision): PrincipalRef | undefined | string {
+  const value: unknown = (decision as ConfirmDecision | undefined)?.approvedBy
+  if (value === undefined) return undefined
+  const { subject, issuer, clientId } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
+  if (typeof subject !== 'string' || subject.length === 0 || typeof issuer !== 'string' || (clientId !== undefined && typeof clientId !== 'string')) {
+    return 'approvedBy must be { subject, issuer, clientId? }'
+  }
+  return principalRef(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
+}
+
+/** What a parked call keeps of its call's options for its continued run; `undefined` when nothing. */
+function keptOptions(
+  timeoutMs: number | undefined,
+  idempotencyKey: string | undefined,
+  traceContext: CallOptions['traceContext'],
+  principal: Principal | undefined,
+): CallOptions | undefined {
+  if (timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined && principal === undefined) return undefined
+  return { timeoutMs, idempotencyKey, traceContext, ...(principal === undefined ? {} : { principal }) }
+}
+
+/** The options of a confirmed run: the call's, and who approved it (only recorded: the run stays the caller's). */
+function continued(options: CallOptions | undefined, approvedBy: PrincipalRef | undefined): ContinuedOptions | undefined {
+  return approvedBy === undefined ? options : { ...options, approvedBy }
 }

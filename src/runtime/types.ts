@@ -15,7 +15,7 @@ import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
-import type { ImpliedScopes, PrincipalRef } from './principal.js'
+import type { ImpliedScopes, Principal, PrincipalRef } from './principal.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {
@@ -87,9 +87,13 @@ export interface CallHost {
   emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
   /** Emits `error` with what was thrown. Never throws. */
   reportError(callId: string, tool: string, error: unknown): void
-  registerUndo(callId: string, restore: () => unknown): void
-  /** Registers a JSON payload for the tool's `undo(payload, ctx)`: in the store when there is one (resolves once the store holds it; never rejects). */
-  registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue): void | Promise<void>
+  /** Registers a closure undo of the call, owned by the call's `principal` when it has one. */
+  registerUndo(callId: string, restore: () => unknown, principal?: Principal): void
+  /**
+   * Registers a JSON payload for the tool's `undo(payload, ctx)`, owned by the call's `principal` when it has one:
+   * in the store when there is one (resolves once the store holds it; never rejects).
+   */
+  registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue, principal?: Principal): void | Promise<void>
   canUndo(callId: string): boolean
   /** The ids of a new confirmation: `id` to park it under, `handle` to hand out (a signed token with an `approvalSecret`). */
   newConfirmation(entry: ToolEntry, input: unknown, callId: string): { readonly id: string; readonly handle: string }
@@ -102,8 +106,8 @@ export interface CallHost {
   park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, options: CallOptions | undefined, extras?: SuspensionExtras): boolean | Promise<boolean>
   /** Withdraws what `park` parked for `callId` under `id` (the call settled otherwise meanwhile). Never throws. */
   unpark(id: string, callId: string): void
-  /** With a store: the ledger gate before the body (see durable/ledger.ts). */
-  ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined): Promise<LedgerGate>
+  /** With a store: the ledger gate before the body (see durable/ledger.ts); an idempotency key is the call's `principal`'s own. */
+  ledgerBegin(entry: ToolEntry, callId: string, input: unknown, idempotencyKey: string | undefined, principal?: Principal): Promise<LedgerGate>
   /** With a store: settles the call's ledger key with its result. Never rejects. */
   ledgerSettle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void>
   /** With a store: frees the call's ledger key, its body never ran. Never rejects. */
@@ -201,3 +205,12 @@ export type CallMode = 'view' | 'settlement'
 
 /** @internal What a continued call runs instead of the tool's body. */
 export type ContinuationBody = (ctx: ToolContext) => unknown
+
+/**
+ * @internal The options of a continued run of a parked call: the original call's (its principal
+ * included: the run is the caller's), and who approved a confirmation (`tm.confirm`'s
+ * `approvedBy`), for its evidence and events.
+ */
+export interface ContinuedOptions extends CallOptions {
+  readonly approvedBy?: PrincipalRef
+}

@@ -54,6 +54,12 @@ function bounded<T>(store: ToolStore, what: string, ms: number, answer: Promise<
   })
 }
 
+/** What `putUndo` takes to put `entry` back as it was (its owner only when it has one). */
+export function undoInput(entry: Omit<UndoEntry, 'createdAt'>): Omit<UndoEntry, 'createdAt'> {
+  const { callId, tool, payload, owner } = entry
+  return owner === null || owner === undefined ? { callId, tool, payload } : { callId, tool, payload, owner }
+}
+
 /** `store`, each method's answer awaited at most `ms` (see the module's comment). */
 export function boundedStore(store: ToolStore, ms: number = STORE_WAIT_MS): ToolStore {
   const wait = <T>(what: string, answer: () => Promise<T>, late?: (value: T) => unknown): Promise<T> => {
@@ -69,6 +75,7 @@ export function boundedStore(store: ToolStore, ms: number = STORE_WAIT_MS): Tool
   return {
     kind: store.kind,
     ...(store.now === undefined ? {} : { now: store.now }),
+    ...(store.principals === true ? { principals: true } : {}),
     park: (call) => wait('park', () => store.park(call)),
     getParked: (id) => wait('getParked', () => store.getParked(id)),
     listParked: (state) => wait('listParked', () => store.listParked(state)),
@@ -78,9 +85,9 @@ export function boundedStore(store: ToolStore, ms: number = STORE_WAIT_MS): Tool
     unclaim: (id, fence) => wait('unclaim', () => store.unclaim(id, fence)),
     deny: (id) => wait('deny', () => store.deny(id)),
     putUndo: (entry) => wait('putUndo', () => store.putUndo(entry)),
-    takeUndo: (callId) =>
-      wait('takeUndo', () => store.takeUndo(callId), (taken: UndoEntry | undefined) =>
-        taken === undefined ? undefined : store.putUndo({ callId: taken.callId, tool: taken.tool, payload: taken.payload }),
+    takeUndo: (callId, owner) =>
+      wait('takeUndo', () => (owner === undefined ? store.takeUndo(callId) : store.takeUndo(callId, owner)), (taken: UndoEntry | undefined) =>
+        taken === undefined ? undefined : store.putUndo(undoInput(taken)),
       ),
     ...(getUndo === undefined ? {} : { getUndo: (callId: string) => wait('getUndo', () => getUndo.call(store, callId)) }),
     appendEvidence: (record) => wait('appendEvidence', () => store.appendEvidence(record)),

@@ -14,6 +14,8 @@ import { describeThrown, when } from '../normalize.js'
 import { randomId } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
+import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
+import { evidenceIdentity } from '../../observe/evidence.js'
 import {
   describe,
   IDEMPOTENCY_IN_FLIGHT,
@@ -28,9 +30,14 @@ import {
 /** How long a sweep (or a call) waits for the evidence of a run it reports as outcome unknown before it answers. */
 const EVIDENCE_WAIT_MS = 5_000
 
-/** The ledger key of a call: scoped by tool; `k` for a caller's idempotency key, `c` for a call recorded without one. */
-function ledgerKey(kind: 'k' | 'c', tool: string, key: string): string {
-  return JSON.stringify([kind, tool, key])
+/**
+ * The ledger key of a call: scoped by tool; `k` for a caller's idempotency key, `c` for a call
+ * recorded without one. A caller's key is scoped by its principal too (`owner`, the principal's
+ * key, as a 4th element): another principal's key is another key, and a call without a principal
+ * keeps the 3-element form (rows written before principals still replay for it).
+ */
+function ledgerKey(kind: 'k' | 'c', tool: string, key: string, owner?: string): string {
+  return JSON.stringify(owner === undefined ? [kind, tool, key] : [kind, tool, key, owner])
 }
 
 /** The tool and call of a ledger key written by {@link ledgerKey}. */
@@ -76,18 +83,21 @@ export class Ledger {
    * (replayed, the body does not run); the same key with another input is refused
    * `idempotency_mismatch`; a key in flight elsewhere `idempotency_in_flight`; a key whose run
    * never settled answers `outcome_unknown`. An idempotent tool called without a key passes.
-   * Never rejects.
+   * Never rejects. A caller's key is `principal`'s own: the same key of another principal (or of
+   * none) is another key.
    */
-  async begin(entry: ToolEntry, callId: string, input: unknown, key: string | undefined): Promise<LedgerGate> {
+  async begin(entry: ToolEntry, callId: string, input: unknown, key: string | undefined, principal?: Principal): Promise<LedgerGate> {
     const tool = entry.name
     if (key === undefined && entry.def.hints?.idempotent === true) return PASS
     const host = this.ctx.host
-    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key)
+    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key, principal === undefined ? undefined : principalKey(principal))
+    // who began the run (never the scopes), for the evidence of a run a crash leaves unknown
+    const by = principal === undefined ? undefined : principalRef(principal)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
       // the input is kept with the key, redacted as evidence records are, so that a run reported
       // as outcome unknown says which action to verify (never a sensitive field's value)
-      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive) }
+      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive), ...(by === undefined ? {} : { principal: by }) }
       begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), options)
       // after a key rotation, a row may hold the input's hash under another key of the list: the
       // same input then matches one of those (a row that matches none is a real mismatch)
@@ -121,7 +131,7 @@ export class Ledger {
         return { run: false, replayed: false, result: refused(IDEMPOTENCY_IN_FLIGHT, STORE_TEXTS.idempotencyInFlight) }
       case 'unknown': {
         // this begin found the dead run's lease run out before any sweep: it reports that run (once across instances)
-        if (begun.swept) await this.unknownOutcome(tool, begun.callId, begun.startedAt, begun.input ?? null)
+        if (begun.swept) await this.unknownOutcome(tool, begun.callId, begun.startedAt, begun.input ?? null, begun.principal ?? null)
         return { run: false, replayed: false, result: unknownOutcomeResult() }
       }
     }
@@ -179,12 +189,12 @@ export class Ledger {
         const parsed = parseLedgerKey(k.key)
         const entry = { tool: parsed?.tool ?? 'unknown', callId: k.callId }
         out.push(entry)
-        written.push(this.unknownOutcome(entry.tool, entry.callId, k.startedAt, k.input ?? null))
+        written.push(this.unknownOutcome(entry.tool, entry.callId, k.startedAt, k.input ?? null, k.principal ?? null))
       }
       for (const p of swept.parked) {
         out.push({ tool: p.tool, callId: p.callId })
         // a parked call's stored input is its redacted copy
-        written.push(this.unknownOutcome(p.tool, p.callId, p.updatedAt, p.input.input))
+        written.push(this.unknownOutcome(p.tool, p.callId, p.updatedAt, p.input.input, parkedPrincipal(p.data)))
       }
       // the sweep answers once its evidence is written
       await Promise.all(written)
@@ -225,9 +235,10 @@ export class Ledger {
    * and its evidence, with the input the store kept (redacted; `null` when it kept none).
    * Resolves once the evidence is written (a failed write is an `evidence_error` event), or
    * after {@link EVIDENCE_WAIT_MS}: a sink that never settles must not hang the sweep or the
-   * call that reports it. Never rejects.
+   * call that reports it. Never rejects. `principal`: who began the run, when a principal did
+   * (the record's `principal`: subject, issuer and client, never the scopes).
    */
-  private unknownOutcome(tool: string, callId: string, startedAt: number, input: JsonValue | null): Promise<void> {
+  private unknownOutcome(tool: string, callId: string, startedAt: number, input: JsonValue | null, principal: PrincipalRef | null): Promise<void> {
     const host = this.ctx.host
     const result = unknownOutcomeResult()
     void host.early(tool, callId, result)
@@ -250,6 +261,7 @@ export class Ledger {
           status: 'failed',
           startedAt: new Date(startedAt).toISOString(),
           endedAt: new Date().toISOString(),
+          ...evidenceIdentity(principal ?? undefined),
         })
         when(written, () => done(), (err) => (fail(err), done()))
       } catch (err) {
@@ -258,4 +270,14 @@ export class Ledger {
       }
     })
   }
+}
+
+/** Who began a parked call's run, from its row's data (the principal `park` kept), without its scopes; `null` for none. */
+function parkedPrincipal(data: JsonValue): PrincipalRef | null {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null
+  const p = (data as { readonly principal?: JsonValue }).principal
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return null
+  const { subject, issuer, clientId } = p as { readonly subject?: JsonValue; readonly issuer?: JsonValue; readonly clientId?: JsonValue }
+  if (typeof subject !== 'string' || typeof issuer !== 'string') return null
+  return principalRef(typeof clientId === 'string' ? { subject, issuer, clientId } : { subject, issuer })
 }

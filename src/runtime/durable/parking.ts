@@ -20,24 +20,37 @@ import {
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
-import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
+import type { ParkKind, SuspensionExtras, ToolEntry, ToolEvents } from '../types.js'
 import type { TraceContext } from '../../observe/trace-context.js'
 import { recordedResult } from './ledger.js'
+import { principalKey, principalRef, readPrincipal, type Principal, type PrincipalRef } from '../principal.js'
+import { evidenceApproverOf } from '../../observe/evidence.js'
 import {
   APPROVAL_INVALID,
   CONFIRMATION_RUNNING,
+  finds,
   INPUT_UNAVAILABLE,
+  ownerOf,
   refused,
   STORE_UNAVAILABLE,
   unknownOutcomeResult,
   type DurableContext,
 } from './shared.js'
 
+/**
+ * Who answers a parked call: `principal`, the answerer (only the principal that made the call, or
+ * the operator when absent, finds it), and `approvedBy`, who approved (recorded by the continued run).
+ */
+export interface Answerer {
+  readonly principal?: Principal | undefined
+  readonly approvedBy?: PrincipalRef | undefined
+}
+
 /** What a confirm or resume answered, and for which call (the `confirmation` event). */
 export interface Answered {
   readonly view: CallResult
   /** Set when the decision was applied to a parked call (it ran, or was denied). */
-  readonly call?: { readonly tool: string; readonly callId: string }
+  readonly call?: { readonly tool: string; readonly callId: string; readonly principal?: Principal }
 }
 
 /** The parked calls of a manager with a store. */
@@ -96,7 +109,8 @@ export class Parking {
    * suspension's request id held by another call; nothing was parked). Never rejects (a failure
    * is reported, and answers `true`: the call stays parked in this process). A suspension's
    * pending request `schema` is kept in the row's data: its answer is checked against it on any
-   * manager on the store.
+   * manager on the store. A call made with a `principal` is owned by it (the row's `owner`, its
+   * key), and the whole principal is kept in the row's data: the continued run is that principal's.
    */
   park(
     id: string,
@@ -108,6 +122,7 @@ export class Parking {
     ttlMs: number,
     idempotencyKey: string | undefined,
     extras: SuspensionExtras = {},
+    principal?: Principal,
   ): Promise<boolean> {
     const tool = entry.name
     try {
@@ -123,7 +138,8 @@ export class Parking {
           inputHash: this.ctx.hashParked(id, binding, input, entry.sensitive),
           expiresAt: null,
           ttlMs,
-          data: parkedData(timeoutMs, idempotencyKey, extras),
+          data: parkedData(timeoutMs, idempotencyKey, extras, principal),
+          ...(principal === undefined ? {} : { owner: principalKey(principal) }),
         })
         .then(
           () => true,
@@ -149,18 +165,18 @@ export class Parking {
    * event. A confirmation a tool body asked for (a suspension parked from `pending({ kind:
    * 'confirmation' })`) is answered through the tool's `resume` with `{ approve }`. Never rejects.
    */
-  async confirm(confirmId: string, approve: boolean, idempotencyKey?: string): Promise<CallResult> {
+  async confirm(confirmId: string, approve: boolean, idempotencyKey?: string, by: Answerer = {}): Promise<CallResult> {
     let late: boolean
     try {
-      late = await this.isBodyConfirmation(confirmId)
+      late = await this.isBodyConfirmation(confirmId, ownerOf(by.principal))
     } catch (err) {
       // the store failed (or did not answer in time): answered as the confirmation's own read would be, without a second wait
       this.ctx.host.reportError('', 'unknown', err)
       return (await this.refuse(STORE_UNAVAILABLE, storeUnreadableText('confirmation'))).view
     }
-    const answered = late ? this.answer('suspension', confirmId, true, { approve }) : this.answer('confirmation', confirmId, approve, undefined, idempotencyKey)
+    const answered = late ? this.answer('suspension', confirmId, true, { approve }, undefined, by) : this.answer('confirmation', confirmId, approve, undefined, idempotencyKey, by)
     return answered.then(({ view, call }) => {
-      if (call !== undefined) this.ctx.host.emit('confirmation', { confirmId, callId: call.callId, tool: call.tool, approved: approve, result: view })
+      if (call !== undefined) this.ctx.host.emit('confirmation', confirmationEvent(confirmId, call, approve, view, by.approvedBy))
       return view
     })
   }
@@ -169,20 +185,21 @@ export class Parking {
    * Whether `id` names a suspension parked from a body's `pending({ kind: 'confirmation' })`: held
    * here, or in the store. With an approval secret, what has the shape of a gate's confirmation
    * (a `tw1.` token, or a bare `c_` id, which is never a handle then) is not looked up: a forged
-   * token still costs no store read. @throws when the store cannot be read.
+   * token still costs no store read. One that `asker` does not find is not (it is then refused
+   * as an unknown confirmation). @throws when the store cannot be read.
    */
-  private async isBodyConfirmation(id: string): Promise<boolean> {
+  private async isBodyConfirmation(id: string, asker: string | undefined): Promise<boolean> {
     if (typeof id !== 'string' || id.length === 0 || id.length > 4096) return false
     const local = this.ctx.host.local(id)
-    if (local !== undefined) return local.kind === 'suspension' && local.confirmation === true
+    if (local !== undefined) return local.kind === 'suspension' && local.confirmation === true && finds(asker, ownerOf(local.principal))
     if (this.secret !== undefined && (id.startsWith('tw1.') || id.startsWith('c_'))) return false
     const row = await this.ctx.store.getParked(id)
-    return row !== undefined && row.kind === 'suspension' && dataField(row, 'confirmation') === true
+    return row !== undefined && row.kind === 'suspension' && dataField(row, 'confirmation') === true && finds(asker, row.owner)
   }
 
-  /** Continues a parked suspension with `answer`. Never rejects. */
-  resume(requestId: string, answer: unknown): Promise<CallResult> {
-    return this.answer('suspension', requestId, true, answer).then(({ view }) => view)
+  /** Continues a parked suspension with `answer`, for `principal` (the operator when absent). Never rejects. */
+  resume(requestId: string, answer: unknown, principal?: Principal): Promise<CallResult> {
+    return this.answer('suspension', requestId, true, answer, undefined, { principal }).then(({ view }) => view)
   }
 
   /**
@@ -190,10 +207,12 @@ export class Parking {
    * `answer`. Of concurrent answers to one id, from any number of managers on the store,
    * exactly one applies; the others are refused `confirmation_used` / `request_used`.
    * Never rejects. `idempotencyKey` records the run under that key when the parked call has
-   * none (an integration's approval, keyed by the framework's approval id).
+   * none (an integration's approval, keyed by the framework's approval id). A call `by.principal`
+   * does not find (another principal made it) answers exactly as an unknown id.
    */
-  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown, idempotencyKey?: string): Promise<Answered> {
+  async answer(kind: ParkedKind, handle: string, approve: boolean, answer: unknown, idempotencyKey?: string, by: Answerer = {}): Promise<Answered> {
     const host = this.ctx.host
+    const asker = ownerOf(by.principal)
     const what = kind === 'confirmation' ? 'confirmation' : 'request'
     /** The call the id names once that is known (a verified token's claims, then the parked call): every refusal carries it. */
     let known: { readonly tool: string; readonly callId: string } | undefined
@@ -230,10 +249,13 @@ export class Parking {
         readonly schema?: PendingSchema | undefined
         readonly resumeState?: JsonValue | undefined
         readonly traceContext?: TraceContext | undefined
+        readonly principal?: Principal | undefined
       }
       let input: unknown
       if (local !== undefined && approve) {
         // parked here: the real input is in memory
+        // another principal's call does not exist for this answerer
+        if (!finds(asker, ownerOf(local.principal))) return await unknown()
         // a refusal that is not about this call (another kind of id, a token for another call) names no call
         if (local.kind !== kind) return await this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
         if (unbound(local, () => this.safeHash(id, local, local.input))) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
@@ -243,7 +265,8 @@ export class Parking {
       } else {
         // everything that would refuse is checked before the claim, so a refusal never consumes the call
         const pre = await this.ctx.store.getParked(id)
-        if (pre === undefined) return await unknown()
+        // another principal's call does not exist for this answerer (its owner is written once, at park: no race with the claim)
+        if (pre === undefined || !finds(asker, pre.owner)) return await unknown()
         if (pre.kind !== kind) return await this.refuse(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what))
         if (unbound(pre, () => pre.inputHash)) return await this.refuse(APPROVAL_INVALID, STORE_TEXTS.approvalMismatch)
         known = pre
@@ -252,7 +275,7 @@ export class Parking {
           if (!(await this.ctx.store.deny(id))) return await this.refusedClaim(kind, await this.why(id, kind), pre)
           host.forget(id)
           const view = await host.early(pre.tool, pre.callId, refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
-          return { view, call: { tool: pre.tool, callId: pre.callId } }
+          return { view, call: { tool: pre.tool, callId: pre.callId, principal: principalOf(pre) || undefined } }
         }
         try {
           input = openInput(id, pre.input, this.key, { tool: pre.tool, callId: pre.callId })
@@ -267,7 +290,18 @@ export class Parking {
         // the row (and so a token, checked against it above) names. With a store key or an approval
         // secret the hash is keyed, and a row rewritten (its input, its tool) cannot be given a matching one
         if (!this.matches(id, pre, input)) return await altered(pre)
-        parked = { tool: pre.tool, callId: pre.callId, timeoutMs: timeoutOf(pre), idempotencyKey: keyOf(pre), schema: schemaOf(pre), resumeState: dataField(pre, 'resumeState') }
+        // the principal the continued run is: the one the row's owner names, kept whole in its data
+        const principal = principalOf(pre)
+        if (principal === false) return await altered(pre)
+        parked = {
+          tool: pre.tool,
+          callId: pre.callId,
+          timeoutMs: timeoutOf(pre),
+          idempotencyKey: keyOf(pre),
+          schema: schemaOf(pre),
+          resumeState: dataField(pre, 'resumeState'),
+          principal,
+        }
       }
       // an answer that does not match the pending request's schema is refused before the claim: the call stays parked
       const mismatch = kind === 'suspension' ? host.checkAnswer(parked.schema, answer) : undefined
@@ -293,7 +327,8 @@ export class Parking {
       }
       host.forget(id)
       // no await between the check above and the run: the tool cannot go in between
-      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext, parked.resumeState)
+      const as = { principal: parked.principal, approvedBy: by.approvedBy }
+      const view = await host.run(kind, call.tool, call.callId, input, parked.timeoutMs, answer, parked.idempotencyKey ?? idempotencyKey, parked.traceContext, parked.resumeState, as)
       // before `finish`: whoever sees the call done finds its outcome recorded
       if (kind === 'confirmation') await this.recordOutcome(id, call, view)
       try {
@@ -302,7 +337,7 @@ export class Parking {
         // the run happened; a lost finish leaves the call running until a sweep calls it unknown
         host.reportError(call.callId, call.tool, err)
       }
-      return { view, call: { tool: call.tool, callId: call.callId } }
+      return { view, call: { tool: call.tool, callId: call.callId, principal: parked.principal } }
     } catch (err) {
       // the store failed before a claim was won (after one, nothing here throws): nothing ran
       host.reportError(known?.callId ?? '', known?.tool ?? 'unknown', err)
@@ -361,17 +396,55 @@ export class Parking {
   }
 }
 
-/** What a parked call keeps of its options (the timeout and the idempotency key, when it has them), and a suspension's extras. */
-function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, extras: SuspensionExtras): JsonValue {
+/**
+ * What a parked call keeps of its options (the timeout, the idempotency key and the caller's
+ * principal, when it has them), and a suspension's extras.
+ */
+function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, extras: SuspensionExtras, principal: Principal | undefined): JsonValue {
   const { schema, confirmation, resumeState } = extras
-  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined && confirmation === undefined && resumeState === undefined) return null
+  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined && confirmation === undefined && resumeState === undefined && principal === undefined) {
+    return null
+  }
   return {
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     ...(schema === undefined ? {} : { schema }),
     ...(confirmation === undefined ? {} : { confirmation }),
     ...(resumeState === undefined ? {} : { resumeState }),
+    ...(principal === undefined ? {} : { principal: principalData(principal) }),
   }
+}
+
+/** A principal as a parked row's data keeps it: the whole of it, scopes included (the continued run's `ctx.principal`). */
+function principalData(principal: Principal): JsonValue {
+  const { subject, issuer, clientId, scopes } = principal
+  return clientId === undefined ? { subject, issuer, scopes: [...scopes] } : { subject, issuer, clientId, scopes: [...scopes] }
+}
+
+/**
+ * The principal whose call a parked row is (from its data), `undefined` for a row without an
+ * owner, or `false` when the row does not hold the principal its owner names (it was altered).
+ */
+/** The `confirmation` event of an answered call: who called and who answered, when known. */
+export function confirmationEvent(
+  confirmId: string,
+  call: { readonly tool: string; readonly callId: string; readonly principal?: PrincipalRef },
+  approved: boolean,
+  result: CallResult,
+  approvedBy: PrincipalRef | undefined,
+): ToolEvents['confirmation'] {
+  const event: { -readonly [K in keyof ToolEvents['confirmation']]: ToolEvents['confirmation'][K] } = { confirmId, callId: call.callId, tool: call.tool, approved, result }
+  if (call.principal !== undefined) event.principal = principalRef(call.principal)
+  if (approvedBy !== undefined) event.approvedBy = evidenceApproverOf(approvedBy)
+  return event
+}
+
+function principalOf(call: ParkedCall): Principal | undefined | false {
+  const kept = dataField(call, 'principal')
+  const owner = call.owner ?? null
+  if (kept === undefined) return owner === null ? undefined : false
+  const principal = readPrincipal(kept)
+  return typeof principal !== 'string' && principalKey(principal) === owner ? principal : false
 }
 
 /** A field of a parked row's data (a JSON object), or `undefined`. */

@@ -13,6 +13,7 @@ import type { ApprovalSecrets } from '../store/approval.js'
 import type { ParkedBinding, StoreKeys } from '../store/codec.js'
 import type { ParkedKind, ToolStore } from '../store/types.js'
 import type { ToolEntry, ToolEventName, ToolEvents } from '../types.js'
+import { principalKey, type Principal, type PrincipalRef } from '../principal.js'
 
 /** The refusal code of a `confirmId` that is not a token this manager's `approvalSecret` signed. */
 export const APPROVAL_INVALID = 'approval_invalid'
@@ -63,6 +64,28 @@ export interface LocalParked {
   readonly resumeState?: JsonValue | undefined
   /** The call's trace context (kept in this process only, not in the store): its continued run's span is parented to it here. */
   readonly traceContext?: TraceContext | undefined
+  /** The principal that made the call: its continued run is that principal's. */
+  readonly principal?: Principal | undefined
+}
+
+/** Who a continued run is: the principal that made the call (its run is theirs), and who approved it (only recorded). */
+export interface RunAs {
+  readonly principal?: Principal | undefined
+  readonly approvedBy?: PrincipalRef | undefined
+}
+
+/** The owner key of a record made by `principal`; `undefined` for none (the operator, or a call made without one). */
+export function ownerOf(principal: Principal | undefined): string | undefined {
+  return principal === undefined ? undefined : principalKey(principal)
+}
+
+/**
+ * Whether a request of `asker` (an owner key; `undefined` for the operator) finds a record of
+ * `owner`: the operator finds every record, anyone finds a record without an owner, and a
+ * principal finds its own. Anything else answers as an unknown id.
+ */
+export function finds(asker: string | undefined, owner: string | null | undefined): boolean {
+  return asker === undefined || owner === null || owner === undefined || owner === asker
 }
 
 /** What the durable layer needs of its manager (no import of the manager or of a call). */
@@ -86,6 +109,7 @@ export interface DurableHost {
     idempotencyKey: string | undefined,
     traceContext?: TraceContext,
     resumeState?: JsonValue,
+    as?: RunAs,
   ): Promise<CallResult>
   /** The view of a call settled without running (a refusal or an unknown outcome), with its events (emitted before this returns). */
   early(tool: string, callId: string | undefined, result: ToolResult): Promise<CallResult>

@@ -9,68 +9,96 @@ import type { JsonValue } from '../../core/types.js'
 import type { CallResult } from '../../core/view.js'
 import { StoreConflictError, type UndoEntry } from '../store/types.js'
 import type { UndoContext } from '../tool.js'
-import { refused, type DurableContext } from './shared.js'
+import { finds, ownerOf, refused, type DurableContext } from './shared.js'
+import { undoInput } from './bounded.js'
+import type { Principal } from '../principal.js'
 
 /** The undo payloads of a manager with a store. */
 export class Undos {
   /** Undo payloads being written, by call id: `tm.undo` right after the call waits for its write. */
   private readonly writes = new Map<string, Promise<void>>()
-  /** Call ids with a durable undo written by this process (for `canUndo`, bounded). */
-  private readonly written = new Set<string>()
+  /** Call ids with a durable undo written by this process, with its owner (for `canUndo`, bounded). */
+  private readonly written = new Map<string, string | null>()
+  /** The owners of the undo payloads being written, by call id. */
+  private readonly writing = new Map<string, string | null>()
 
   constructor(private readonly ctx: DurableContext) {}
 
-  /** Records an undo payload for a call (once per call); resolves once the store holds it (a failure is reported, never rejected). */
-  put(callId: string, tool: string, payload: JsonValue): Promise<void> {
-    const write = this.ctx.store.putUndo({ callId, tool, payload }).then(
-      () => {
-        this.written.add(callId)
-        if (this.written.size > 10_000) this.written.delete(this.written.values().next().value as string)
-      },
+  /**
+   * Records an undo payload for a call (once per call), owned by the call's `principal` when it
+   * has one; resolves once the store holds it (a failure is reported, never rejected).
+   */
+  put(callId: string, tool: string, payload: JsonValue, principal?: Principal): Promise<void> {
+    const owner = ownerOf(principal) ?? null
+    const write = this.ctx.store.putUndo(undoInput({ callId, tool, payload, owner })).then(
+      () => this.remember(callId, owner),
       (err: unknown) => this.ctx.host.reportError(callId, tool, err),
     )
     this.writes.set(callId, write)
+    this.writing.set(callId, owner)
     void write.finally(() => {
-      if (this.writes.get(callId) === write) this.writes.delete(callId)
+      if (this.writes.get(callId) === write) {
+        this.writes.delete(callId)
+        this.writing.delete(callId)
+      }
     })
     return write
   }
 
-  /** Whether this process wrote an undo for the call that has not been taken (another instance may have taken it). */
-  has(callId: string): boolean {
-    return this.written.has(callId) || this.writes.has(callId)
+  /** Remembers an undo this process wrote (bounded). */
+  private remember(callId: string, owner: string | null): void {
+    this.written.delete(callId)
+    this.written.set(callId, owner)
+    if (this.written.size > 10_000) this.written.delete(this.written.keys().next().value as string)
+  }
+
+  /**
+   * Whether this process wrote an undo for the call that has not been taken (another instance
+   * may have taken it), and that `principal` finds (the operator, when absent, finds any).
+   */
+  has(callId: string, principal?: Principal): boolean {
+    const asker = ownerOf(principal)
+    if (this.written.has(callId)) return finds(asker, this.written.get(callId))
+    return this.writes.has(callId) && finds(asker, this.writing.get(callId))
   }
 
   /**
    * Whether `tm.undo(callId)` here would run something, asked of the store: it holds the call's
    * undo (written by any manager on it, before or after a restart) and this manager has its
-   * tool's `undo`. A store without `getUndo` answers {@link has}. Rejects when the store fails.
+   * tool's `undo`, and `principal` finds it (another principal's undo is not there for it). A
+   * store without `getUndo` answers {@link has}. Rejects when the store fails.
    */
-  async undoable(callId: string): Promise<boolean> {
+  async undoable(callId: string, principal?: Principal): Promise<boolean> {
     const store = this.ctx.store
-    if (store.getUndo === undefined) return this.has(callId)
+    if (store.getUndo === undefined) return this.has(callId, principal)
     await this.writes.get(callId)
     const entry = await store.getUndo(callId)
-    return entry !== undefined && typeof this.ctx.host.tool(entry.tool)?.def.undo === 'function'
+    return entry !== undefined && finds(ownerOf(principal), entry.owner) && typeof this.ctx.host.tool(entry.tool)?.def.undo === 'function'
   }
 
-  /** Takes a call's undo from the store: exactly one of concurrent takers, on any instance, gets it. */
-  private async take(callId: string): Promise<UndoEntry | undefined> {
+  /**
+   * Takes a call's undo from the store: exactly one of concurrent takers, on any instance, gets it;
+   * with an `owner`, only an undo of that owner or of none.
+   */
+  private async take(callId: string, owner: string | undefined): Promise<UndoEntry | undefined> {
     await this.writes.get(callId)
-    this.written.delete(callId)
-    return this.ctx.store.takeUndo(callId)
+    const entry = await (owner === undefined ? this.ctx.store.takeUndo(callId) : this.ctx.store.takeUndo(callId, owner))
+    // gone from the store for this taker (taken now, or by another instance before): not this process's to offer any more
+    if (entry !== undefined || finds(owner, this.written.get(callId) ?? null)) this.written.delete(callId)
+    return entry
   }
 
   /**
    * Takes the call's undo payload from the store (exactly once across managers) and runs its
    * tool's `undo`. A manager that cannot run it (no such tool here, or the tool has no `undo`)
-   * and a run that fails put the payload back, for another try or another instance. Never rejects.
+   * and a run that fails put the payload back, for another try or another instance. An undo of
+   * another principal's call answers as an unknown call id. Never rejects.
    */
-  async undo(callId: string): Promise<CallResult> {
+  async undo(callId: string, principal?: Principal): Promise<CallResult> {
     const host = this.ctx.host
     let entry: UndoEntry | undefined
     try {
-      entry = typeof callId === 'string' ? await this.take(callId) : undefined
+      entry = typeof callId === 'string' ? await this.take(callId, ownerOf(principal)) : undefined
     } catch (err) {
       host.reportError(callId, 'undo', err)
       return host.early('undo', undefined, refused('store_unavailable', 'The undo could not be read from the store; nothing ran'))
@@ -88,7 +116,7 @@ export class Undos {
     return host.runUndo(
       callId,
       tool,
-      () => (handler as (p: unknown, c: UndoContext) => unknown)(taken.payload, Object.freeze({ callId, toolName: tool })),
+      () => (handler as (p: unknown, c: UndoContext) => unknown)(taken.payload, undoContext(callId, tool, principal)),
       (ok) => (ok ? undefined : this.putBack(taken)),
     )
   }
@@ -103,10 +131,15 @@ export class Undos {
    */
   private async putBack(entry: UndoEntry): Promise<void> {
     try {
-      await this.ctx.store.putUndo({ callId: entry.callId, tool: entry.tool, payload: entry.payload })
-      this.written.add(entry.callId)
+      await this.ctx.store.putUndo(undoInput(entry))
+      this.remember(entry.callId, entry.owner ?? null)
     } catch (err) {
       if (!(err instanceof StoreConflictError)) this.ctx.host.reportError(entry.callId, entry.tool, err)
     }
   }
+}
+
+/** The context of a tool's `undo(payload, ctx)`: the undone call, and who asked for the undo (when a principal did). */
+export function undoContext(callId: string, toolName: string, principal: Principal | undefined): UndoContext {
+  return Object.freeze(principal === undefined ? { callId, toolName } : { callId, toolName, principal })
 }

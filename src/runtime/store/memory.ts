@@ -9,6 +9,8 @@ import { randomId } from './codec.js'
 import {
   StoreConflictError,
   StoreClosedError,
+  begunBy,
+  owned,
   pruneAge,
   type BeginOptions,
   type BeginResult,
@@ -26,6 +28,7 @@ import {
 } from './types.js'
 import { MemoryTaskStore } from './tasks-memory.js'
 import type { TaskStore } from './tasks.js'
+import type { PrincipalRef } from '../principal.js'
 
 interface Parked {
   call: ParkedCall
@@ -42,11 +45,15 @@ interface LedgerRow {
   result: JsonValue
   /** The input as `begin` recorded it (redacted by the caller), or null. */
   readonly input: JsonValue | null
+  /** Who began the run, or null. */
+  readonly principal: PrincipalRef | null
 }
 
 /** A {@link ToolStore} in this process's memory. */
 export class MemoryStore implements ToolStore {
   readonly kind = 'memory'
+  /** It keeps owners (parked calls, undos, ledger keys). */
+  readonly principals = true
   /** The store's clock (the `now` option, default `Date.now`). */
   readonly now: () => number
   private readonly parked = new Map<string, Parked>()
@@ -71,9 +78,9 @@ export class MemoryStore implements ToolStore {
     this.open()
     if (this.parked.has(call.id)) throw new StoreConflictError(`toolwire: parked call ${call.id} exists`)
     const now = this.now()
-    const { ttlMs: _ttl, ...rest } = call
+    const { ttlMs: _ttl, owner, ...rest } = call
     const expiresAt = call.ttlMs === undefined ? call.expiresAt : now + call.ttlMs
-    const row: ParkedCall = Object.freeze({ ...rest, expiresAt, data: call.data ?? null, state: 'parked', fence: 0, createdAt: now, updatedAt: now })
+    const row: ParkedCall = Object.freeze({ ...rest, expiresAt, data: call.data ?? null, state: 'parked', fence: 0, createdAt: now, updatedAt: now, ...owned(owner) })
     this.parked.set(call.id, { call: row, leaseUntil: null })
   }
 
@@ -135,7 +142,7 @@ export class MemoryStore implements ToolStore {
   async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
     this.open()
     if (this.undos.has(entry.callId)) throw new StoreConflictError(`toolwire: call ${entry.callId} has an undo`)
-    this.undos.set(entry.callId, Object.freeze({ callId: entry.callId, tool: entry.tool, payload: entry.payload, createdAt: this.now() }))
+    this.undos.set(entry.callId, Object.freeze({ callId: entry.callId, tool: entry.tool, payload: entry.payload, createdAt: this.now(), ...owned(entry.owner) }))
   }
 
   async getUndo(callId: string): Promise<UndoEntry | undefined> {
@@ -143,9 +150,10 @@ export class MemoryStore implements ToolStore {
     return this.undos.get(callId)
   }
 
-  async takeUndo(callId: string): Promise<UndoEntry | undefined> {
+  async takeUndo(callId: string, owner?: string): Promise<UndoEntry | undefined> {
     this.open()
     const entry = this.undos.get(callId)
+    if (entry === undefined || (owner !== undefined && entry.owner !== undefined && entry.owner !== owner)) return undefined
     this.undos.delete(callId)
     return entry
   }
@@ -167,7 +175,8 @@ export class MemoryStore implements ToolStore {
     if (row === undefined) {
       const token = randomId()
       const leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
-      this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null, input: options.input ?? null })
+      const principal = options.principal ?? null
+      this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null, input: options.input ?? null, principal })
       return { state: 'new', token }
     }
     if (row.inputHash !== inputHash) return { state: 'mismatch', callId: row.callId }
@@ -177,7 +186,7 @@ export class MemoryStore implements ToolStore {
       swept = true
     }
     if (row.state === 'settled') return { state: 'settled', callId: row.callId, result: row.result }
-    if (row.state === 'unknown') return { state: 'unknown', callId: row.callId, startedAt: row.startedAt, swept, input: row.input }
+    if (row.state === 'unknown') return { state: 'unknown', callId: row.callId, startedAt: row.startedAt, swept, input: row.input, ...begunBy(row.principal) }
     return { state: 'in_flight', callId: row.callId, startedAt: row.startedAt }
   }
 
@@ -201,11 +210,11 @@ export class MemoryStore implements ToolStore {
   async sweep(): Promise<SweepResult> {
     this.open()
     const now = this.now()
-    const keys: { key: string; callId: string; startedAt: number; input: JsonValue | null }[] = []
+    const keys: SweepResult['keys'][number][] = []
     for (const [key, row] of this.ledger) {
       if (row.state === 'in_flight' && row.leaseUntil !== null && row.leaseUntil <= now) {
         row.state = 'unknown'
-        keys.push({ key, callId: row.callId, startedAt: row.startedAt, input: row.input })
+        keys.push({ key, callId: row.callId, startedAt: row.startedAt, input: row.input, ...begunBy(row.principal) })
       }
     }
     const parked: ParkedCall[] = []
@@ -253,3 +262,4 @@ export class MemoryStore implements ToolStore {
     this.closed = true
   }
 }
+

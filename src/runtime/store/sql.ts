@@ -13,11 +13,14 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import { SqlTaskStore, taskTableStatements } from './tasks-sql.js'
 import type { TaskStore } from './tasks.js'
+import type { PrincipalRef } from '../principal.js'
 import {
   StoreConflictError,
   StoreClosedError,
   StoreCorruptRowError,
   StoreUnavailableError,
+  begunBy,
+  owned,
   pruneAge,
   type BeginOptions,
   type BeginResult,
@@ -109,11 +112,23 @@ export function migrations(d: Dialect): readonly Migration[] {
       version: 4,
       statements: taskTableStatements(d.int),
     },
+    {
+      // principals (issue 23): who owns a parked call or an undo (the principal's key; NULL: made
+      // without a principal, unscoped), who began a ledger run (JSON), whose evidence a record is
+      version: 5,
+      statements: [
+        `ALTER TABLE toolwire_parked ADD COLUMN owner TEXT`,
+        `ALTER TABLE toolwire_undo ADD COLUMN owner TEXT`,
+        `ALTER TABLE toolwire_ledger ADD COLUMN principal TEXT`,
+        `ALTER TABLE toolwire_evidence ADD COLUMN subject TEXT`,
+        `CREATE INDEX toolwire_evidence_subject ON toolwire_evidence (subject, created_at)`,
+      ],
+    },
   ]
 }
 
 /** The newest schema version this toolwire knows. */
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
@@ -172,16 +187,38 @@ function parkedOf(r: Row, report?: CorruptReport): ParkedCall {
     fence: num(r.fence),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
+    ...owned(textOrNull(r.owner)),
   })
+}
+
+/** A nullable text column. */
+function textOrNull(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v)
+}
+
+/** A ledger row's `principal` column: who began the run, or `null` (none, a row of an older schema, or unreadable: reported). */
+function principalOf(report: CorruptReport, key: string, v: unknown): PrincipalRef | null {
+  const p = jsonOrNull(report, 'toolwire_ledger', key, 'principal', v)
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return null
+  const { subject, issuer, clientId } = p as { subject?: unknown; issuer?: unknown; clientId?: unknown }
+  if (typeof subject !== 'string' || typeof issuer !== 'string') return null
+  return Object.freeze(typeof clientId === 'string' ? { subject, issuer, clientId } : { subject, issuer })
+}
+
+/** The subject an evidence record names (`principal.subject`), for the indexed column; `null` for none. */
+function subjectOf(record: EvidenceRecord): string | null {
+  const principal = (record as { readonly principal?: { readonly subject?: unknown } }).principal
+  return typeof principal?.subject === 'string' ? principal.subject : null
 }
 
 /** An undo entry of a row. @throws StoreCorruptRowError when its payload does not parse. */
 function undoOf(r: Row): UndoEntry {
   const callId = String(r.call_id)
-  return Object.freeze({ callId, tool: String(r.tool), payload: json('toolwire_undo', callId, 'payload', r.payload), createdAt: num(r.created_at) })
+  return Object.freeze({ callId, tool: String(r.tool), payload: json('toolwire_undo', callId, 'payload', r.payload), createdAt: num(r.created_at), ...owned(textOrNull(r.owner)) })
 }
 
-const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at'
+const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at, owner'
+const UNDO_COLUMNS = 'call_id, tool, payload, created_at, owner'
 
 /** A {@link ToolStore} over a SQL database. */
 export class SqlStore implements ToolStore {
@@ -189,6 +226,8 @@ export class SqlStore implements ToolStore {
   private readonly corrupt: CorruptReport
   /** The task table (`toolwire_tasks`). */
   readonly tasks: TaskStore
+  /** It keeps owners (schema 5). */
+  readonly principals = true
 
   constructor(
     readonly kind: string,
@@ -253,11 +292,11 @@ export class SqlStore implements ToolStore {
     const expiresAt = call.ttlMs === undefined ? call.expiresAt : now + call.ttlMs
     try {
       await this.run(
-        `INSERT INTO toolwire_parked (id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'parked', 0, ?, ?, ?)`,
+        `INSERT INTO toolwire_parked (id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at, owner)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'parked', 0, ?, ?, ?, ?)`,
         [
           call.id, call.kind, call.callId, call.tool, JSON.stringify(input.input), input.sealed, input.redacted ? 1 : 0,
-          call.inputHash, JSON.stringify(call.data ?? null), expiresAt, now, now,
+          call.inputHash, JSON.stringify(call.data ?? null), expiresAt, now, now, call.owner ?? null,
         ],
       )
     } catch (err) {
@@ -324,11 +363,12 @@ export class SqlStore implements ToolStore {
 
   async putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void> {
     try {
-      await this.run(`INSERT INTO toolwire_undo (call_id, tool, payload, created_at) VALUES (?, ?, ?, ?)`, [
+      await this.run(`INSERT INTO toolwire_undo (call_id, tool, payload, created_at, owner) VALUES (?, ?, ?, ?, ?)`, [
         entry.callId,
         entry.tool,
         JSON.stringify(entry.payload),
         this.now(),
+        entry.owner ?? null,
       ])
     } catch (err) {
       if (this.db.isConflict(err)) throw new StoreConflictError(`toolwire: call ${entry.callId} has an undo`)
@@ -337,21 +377,26 @@ export class SqlStore implements ToolStore {
   }
 
   async getUndo(callId: string): Promise<UndoEntry | undefined> {
-    const rows = await this.all(`SELECT call_id, tool, payload, created_at FROM toolwire_undo WHERE call_id = ?`, [callId])
+    const rows = await this.all(`SELECT ${UNDO_COLUMNS} FROM toolwire_undo WHERE call_id = ?`, [callId])
     return rows[0] === undefined ? undefined : undoOf(rows[0])
   }
 
-  async takeUndo(callId: string): Promise<UndoEntry | undefined> {
-    const rows = await this.all(`DELETE FROM toolwire_undo WHERE call_id = ? RETURNING call_id, tool, payload, created_at`, [callId])
+  async takeUndo(callId: string, owner?: string): Promise<UndoEntry | undefined> {
+    const o = owner ?? null
+    const rows = await this.all(
+      `DELETE FROM toolwire_undo WHERE call_id = ? AND (CAST(? AS TEXT) IS NULL OR owner IS NULL OR owner = ?) RETURNING ${UNDO_COLUMNS}`,
+      [callId, o, o],
+    )
     return rows[0] === undefined ? undefined : undoOf(rows[0])
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {
-    await this.run(`INSERT INTO toolwire_evidence (call_id, tool, record, created_at) VALUES (?, ?, ?, ?)`, [
+    await this.run(`INSERT INTO toolwire_evidence (call_id, tool, record, created_at, subject) VALUES (?, ?, ?, ?, ?)`, [
       record.callId,
       record.tool,
       JSON.stringify(record),
       this.now(),
+      subjectOf(record),
     ])
   }
 
@@ -373,9 +418,12 @@ export class SqlStore implements ToolStore {
     const token = randomId()
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
     const taken = await this.all(
-      `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at, input)
-       VALUES (?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
-      [key, inputHash, options.callId, token, lease, now, options.input === undefined ? null : JSON.stringify(options.input)],
+      `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at, input, principal)
+       VALUES (?, ?, ?, 'in_flight', ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING token`,
+      [
+        key, inputHash, options.callId, token, lease, now, options.input === undefined ? null : JSON.stringify(options.input),
+        options.principal === undefined ? null : JSON.stringify(options.principal),
+      ],
     )
     if (taken[0] !== undefined) return { state: 'new', token }
     // a run whose lease ran out never settles: its outcome is unknown, for good
@@ -383,13 +431,16 @@ export class SqlStore implements ToolStore {
       `UPDATE toolwire_ledger SET state = 'unknown' WHERE key = ? AND input_hash = ? AND state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ?`,
       [key, inputHash, now],
     )
-    const rows = await this.all(`SELECT input_hash, call_id, state, started_at, result, input FROM toolwire_ledger WHERE key = ?`, [key])
+    const rows = await this.all(`SELECT input_hash, call_id, state, started_at, result, input, principal FROM toolwire_ledger WHERE key = ?`, [key])
     const r = rows[0]
     if (r === undefined) return this.begin(key, inputHash, options) // pruned meanwhile: the key is free again
     const callId = String(r.call_id)
     if (String(r.input_hash) !== inputHash) return { state: 'mismatch', callId }
     if (r.state === 'settled') return { state: 'settled', callId, result: jsonOr(this.corrupt, 'toolwire_ledger', key, 'result', r.result) }
-    if (r.state === 'unknown') return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1, input: jsonOrNull(this.corrupt, 'toolwire_ledger', key, 'input', r.input) }
+    if (r.state === 'unknown') {
+      const input = jsonOrNull(this.corrupt, 'toolwire_ledger', key, 'input', r.input)
+      return { state: 'unknown', callId, startedAt: num(r.started_at), swept: swept === 1, input, ...begunBy(principalOf(this.corrupt, key, r.principal)) }
+    }
     return { state: 'in_flight', callId, startedAt: num(r.started_at) }
   }
 
@@ -409,7 +460,7 @@ export class SqlStore implements ToolStore {
   async sweep(): Promise<SweepResult> {
     const now = this.now()
     const keys = await this.all(
-      `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at, input`,
+      `UPDATE toolwire_ledger SET state = 'unknown' WHERE state = 'in_flight' AND lease_until IS NOT NULL AND lease_until <= ? RETURNING key, call_id, started_at, input, principal`,
       [now],
     )
     const parked = await this.all(
@@ -418,9 +469,11 @@ export class SqlStore implements ToolStore {
     )
     return {
       // every run the statements marked is returned: a column that does not parse reads as null (reported)
-      keys: keys.map((r) =>
-        Object.freeze({ key: String(r.key), callId: String(r.call_id), startedAt: num(r.started_at), input: jsonOrNull(this.corrupt, 'toolwire_ledger', String(r.key), 'input', r.input) }),
-      ),
+      keys: keys.map((r) => {
+        const key = String(r.key)
+        const input = jsonOrNull(this.corrupt, 'toolwire_ledger', key, 'input', r.input)
+        return Object.freeze({ key, callId: String(r.call_id), startedAt: num(r.started_at), input, ...begunBy(principalOf(this.corrupt, key, r.principal)) })
+      }),
       parked: parked.map((r) => parkedOf(r, this.corrupt)),
     }
   }

@@ -12,6 +12,7 @@ import type { JsonValue } from '../../core/types.js'
 import type { EvidenceRecord } from '../../observe/evidence.js'
 import type { StoredInput } from './codec.js'
 import type { TaskStore } from './tasks.js'
+import type { PrincipalRef } from '../principal.js'
 
 /** Whether a parked call waits for a confirmation (`tm.confirm`) or an answer (`tm.resume`). */
 export type ParkedKind = 'confirmation' | 'suspension'
@@ -44,6 +45,11 @@ export interface ParkInput {
   readonly ttlMs?: number
   /** Anything else the manager needs to continue the call (the pending request, a summary), redacted. */
   readonly data?: JsonValue
+  /**
+   * The owner key (`principalKey`) of the principal that made the call; absent or `null` for a
+   * call made without one. Written once, never updated: an answer with another principal finds nothing.
+   */
+  readonly owner?: string | null
 }
 
 /** A parked call as the store holds it. */
@@ -54,6 +60,8 @@ export interface ParkedCall extends ParkInput {
   readonly createdAt: number
   readonly updatedAt: number
   readonly data: JsonValue
+  /** The owner key; absent for a call made without a principal. */
+  readonly owner?: string | null
 }
 
 /** What `claim` answers: the call and its fencing token, or why not. */
@@ -67,6 +75,8 @@ export interface UndoEntry {
   readonly tool: string
   readonly payload: JsonValue
   readonly createdAt: number
+  /** The owner key of the principal whose call registered it; absent (or `null`) for none. */
+  readonly owner?: string | null
 }
 
 /** What `begin` answers for an idempotency key. */
@@ -89,6 +99,8 @@ export type BeginResult =
       readonly swept: boolean
       /** The run's input as `begin` recorded it (sensitive fields redacted); `null` when none was (a row of an older schema). */
       readonly input?: JsonValue | null
+      /** Who began the run, as `begin` recorded it; absent when no principal did (or a row of an older schema). */
+      readonly principal?: PrincipalRef | null
     }
   /** The key was used with another input. */
   | { readonly state: 'mismatch'; readonly callId: string }
@@ -104,12 +116,21 @@ export interface BeginOptions {
    * key so that a run reported as outcome unknown says which action to verify. Stored as JSON text.
    */
   readonly input?: JsonValue
+  /** Who began the run (subject, issuer, client; never the scopes), for the evidence of a run reported as outcome unknown. */
+  readonly principal?: PrincipalRef
 }
 
 /** What `sweep` settled as outcome unknown: ledger keys and parked calls whose lease ran out. */
 export interface SweepResult {
   /** `input`: as `begin` recorded it (redacted); `null` when none was (a row of an older schema). */
-  readonly keys: readonly { readonly key: string; readonly callId: string; readonly startedAt: number; readonly input?: JsonValue | null }[]
+  readonly keys: readonly {
+    readonly key: string
+    readonly callId: string
+    readonly startedAt: number
+    readonly input?: JsonValue | null
+    /** `principal`: as `begin` recorded it; absent when none was. */
+    readonly principal?: PrincipalRef | null
+  }[]
   readonly parked: readonly ParkedCall[]
 }
 
@@ -139,6 +160,11 @@ export interface ClaimOptions {
 export interface ToolStore {
   /** `'memory'`, `'sqlite'` or `'postgres'`. */
   readonly kind: string
+  /**
+   * `true` when the store keeps owners (schema 5: the three stores of `toolwire/store`). A manager
+   * on a store of the app's own without it refuses a call with a principal (`invalid_options`).
+   */
+  readonly principals?: boolean
   /** The store's clock, epoch ms (its `now` option): expiries and leases are read from it. Optional for a store of the app's own. */
   readonly now?: () => number
   /** Parks a call. @throws StoreConflictError when the id is taken. */
@@ -159,10 +185,13 @@ export interface ToolStore {
   /** parked → denied (a refusal or a cancel). Whether it was still parked. */
   deny(id: string): Promise<boolean>
 
-  /** Records an undo for a call. @throws StoreConflictError when the call has one. */
+  /** Records an undo for a call (with its `owner`, when a principal made the call). @throws StoreConflictError when the call has one. */
   putUndo(entry: Omit<UndoEntry, 'createdAt'>): Promise<void>
-  /** Removes and returns a call's undo: exactly one of concurrent takers gets it. */
-  takeUndo(callId: string): Promise<UndoEntry | undefined>
+  /**
+   * Removes and returns a call's undo: exactly one of concurrent takers gets it. With `owner`,
+   * only an undo of that owner or of none; without, any (the operator).
+   */
+  takeUndo(callId: string, owner?: string): Promise<UndoEntry | undefined>
   /**
    * A call's undo, left in the store (what `tm.undoable` asks). Optional for a store of the
    * app's own: without it, `tm.undoable` answers what the manager's process knows (`tm.canUndo`).
@@ -293,4 +322,14 @@ export interface StoreOptions {
    * warning, `process.emitWarning`). Must not throw (what it throws is ignored).
    */
   readonly onCorruptRow?: (error: StoreCorruptRowError) => void
+}
+
+/** `{ owner }` for a record a principal made; nothing for one made without (its shape is as before principals). */
+export function owned(owner: string | null | undefined): { readonly owner?: string } {
+  return owner === null || owner === undefined ? {} : { owner }
+}
+
+/** `{ principal }` for a ledger run a principal began; nothing for one without. */
+export function begunBy(principal: PrincipalRef | null | undefined): { readonly principal?: PrincipalRef } {
+  return principal === null || principal === undefined ? {} : { principal }
 }
