@@ -48,6 +48,7 @@ function manager(options: ConstructorParameters<typeof ToolManager>[0] = {}): To
   scoped('sync', ['offline_access', 'files:read'])
   scoped('ping', [])
   tm.register({ name: 'status', inputSchema: { type: 'object' }, run: () => (runs++, 'ok') })
+  tm.register({ name: 'whoami', inputSchema: { type: 'object' }, run: (_input, ctx) => ({ principal: ctx.principal ?? null }) })
   return tm
 }
 
@@ -224,6 +225,20 @@ describe('a valid token', () => {
     expect(answer.status).toBe(200)
     expect((answer.frame.result as { isError: boolean }).isError).toBe(false)
     expect(runs).toBe(before + 1)
+  })
+})
+
+describe('the principal of the token reaches the tool', () => {
+  const principalIn = (answer: Answer) => (answer.frame.result as { structuredContent: { principal: unknown } }).structuredContent.principal
+  const alice = (scopes: string[]) => ({ subject: 'alice', issuer: iss.issuer, clientId: 'alice', scopes })
+
+  it('in every era: 2026-07-28, a 2025 session (also after a newer token with other scopes), 2025 stateless', async () => {
+    const token = await iss.token('alice', 'files:read files:write')
+    expect(principalIn(await modernCall(token, 'whoami'))).toEqual(alice(['files:read', 'files:write']))
+    const session = await openSession(token)
+    expect(principalIn(await legacyCall(token, session, 'whoami'))).toEqual(alice(['files:read', 'files:write']))
+    expect(principalIn(await legacyCall(await iss.token('alice', 'files:read'), session, 'whoami'))).toEqual(alice(['files:read']))
+    expect(principalIn(await legacyCall(token, undefined, 'whoami', stateless.url))).toEqual(alice(['files:read', 'files:write']))
   })
 })
 

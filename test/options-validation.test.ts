@@ -120,6 +120,16 @@ describe('a store that cannot be opened', () => {
       expect(e.message).not.toContain('alice')
     })
   }
+
+  it('PostgreSQL: an empty connection string is a TypeError; a URL with an empty password fails readably', async () => {
+    await expect(openPostgresStore({ connectionString: '' })).rejects.toThrow(new TypeError('toolwire: openPostgresStore needs a connectionString or a pool'))
+    const err = (await openPostgresStore({ connectionString: 'postgres://alice:@127.0.0.1:1/app' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error
+    // an empty secret hides nothing: the message is not strewn with *** between its characters
+    expect(err.message).toMatch(/^toolwire: the PostgreSQL store at 127\.0\.0\.1:1\/app could not be opened: connect ECONNREFUSED/)
+  })
 })
 
 describe("the manager's numeric options are checked as a tool's own are", () => {

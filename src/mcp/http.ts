@@ -391,6 +391,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     ...(tasks === undefined ? {} : { tasks }),
     principal: principalOf(options.token),
     owner: taskOwner(options.token),
+    // with auth, a request that reached the server without a principal acts for no one (never as the operator)
+    principalRequired: options.auth !== undefined,
   })
   // the 2026-07-28 era: one server per request, never a session
   const modernHandler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror: onError })

@@ -24,6 +24,7 @@ import { ToolResult, refusalError } from '../core/result.js'
 import { MCP_CONFIRMATION_WHY, mcpConfirmationText, REFUSALS, STORE_TEXTS } from '../core/texts.js'
 import { toMcp } from '../render/mcp.js'
 import type { ToolStore } from '../runtime/store/types.js'
+import type { Principal } from '../runtime/principal.js'
 import { verifyApproval, type ApprovalSecrets } from '../runtime/store/approval.js'
 import { confirmationOutcome } from '../runtime/durable/parking.js'
 import { CONFIRMATION_RUNNING } from '../runtime/durable/shared.js'
@@ -45,12 +46,13 @@ import {
 import { MCP_ENVELOPE_KEYS } from './protocol.js'
 import { MCP_CONFIRMATION_META_KEY, type ServableManager } from './meta.js'
 import type { ConfirmationLink, ConfirmationLinkInput } from './confirm-page.js'
+import { answeredBy, withPrincipal, type RequestIdentity } from './principal-of.js'
 
 /** What the confirmations of one server factory share (`createMcpServerFactory`'s wiring). */
 export interface ConfirmationWiring {
   /** The approval secret (or rotation list) that seals `requestState`; absent: this process's random key. */
   readonly secret?: ApprovalSecrets
-  /** The principal every request of this server acts for (`principalOf` the bearer token; `''` without one). */
+  /** The `requestState` principal of a request without an identity of its own (`principalOf` the bearer token; `''` without one). */
   readonly principal?: string
   /** The durable store, to answer a replayed retry with the outcome recorded on any instance. */
   readonly store?: ToolStore
@@ -73,6 +75,12 @@ export interface AskedCall {
   readonly tool: string
   readonly args: unknown
   readonly callId: string
+  /**
+   * Who the request acts for (`identityOf` its context): its principal answers every `tm.confirm`
+   * and `tm.resume`, its `stateKey` is what the sealed state binds. Absent: no principal, and the
+   * wiring's `principal`.
+   */
+  readonly identity?: RequestIdentity
 }
 
 /** What a retry answered: the call's result (replayed when recorded earlier), a denial, or a new input request. */
@@ -163,7 +171,7 @@ export class McpConfirmations {
       const fit = pendingInputRequest(view.request)
       if (!fit.fits) return undefined
       remember(this.inputs, view.request.id, view.request)
-      const state = this.codec.seal({ kind: 'input', tool: call.tool, arguments: call.args, callId: call.callId, id: view.request.id, principal: this.principal, schema: fit.schema })
+      const state = this.codec.seal({ kind: 'input', tool: call.tool, arguments: call.args, callId: call.callId, id: view.request.id, principal: this.stateKeyOf(call), schema: fit.schema })
       return inputRequired({ inputRequests: { [inputKey('input', 1)]: fit.request as InputRequest }, requestState: state })
     }
     if (view.status !== 'needs_confirmation' || this.options.confirmations === 'refuse') return undefined
@@ -171,11 +179,11 @@ export class McpConfirmations {
     const mode = confirmationMode({ capabilities, confirmVia, linkAvailable: this.options.confirmationLink !== undefined })
     if (mode === 'none') return undefined
     remember(this.views, view.confirmId, view)
-    const base = { kind: 'confirm' as const, tool: call.tool, arguments: call.args, callId: call.callId, id: view.confirmId, principal: this.principal }
+    const base = { kind: 'confirm' as const, tool: call.tool, arguments: call.args, callId: call.callId, id: view.confirmId, principal: this.stateKeyOf(call) }
     const link = mode === 'url' ? this.options.confirmationLink!({ tool: call.tool, view }) : undefined
     if (mode === 'url' && link === undefined) return undefined
     // 2025: the shim holds the request open while the client answers; a request cancelled meanwhile denies the call
-    if (call.era === 'legacy') this.denyOnAbort(call.ctx.mcpReq.signal, view.confirmId)
+    if (call.era === 'legacy') this.denyOnAbort(call.ctx.mcpReq.signal, view.confirmId, call.identity?.principal)
     if (link === undefined) return this.request(call, view, { ...base, round: 1 })
     this.listen()
     remember(this.links, view.confirmId, link)
@@ -203,7 +211,7 @@ export class McpConfirmations {
    * @throws ProtocolError (`INVALID_REQUEST_STATE`) for a state of another call.
    */
   async answer(call: AskedCall, state: RequestState): Promise<ConfirmationAnswer> {
-    if (this.codec.check(state, { tool: call.tool, arguments: call.args, principal: this.principal }) !== undefined) {
+    if (this.codec.check(state, { tool: call.tool, arguments: call.args, principal: this.stateKeyOf(call) }) !== undefined) {
       throw new ProtocolError(INVALID_REQUEST_STATE.code, INVALID_REQUEST_STATE.message, { ...INVALID_REQUEST_STATE.data })
     }
     this.abandon.get(state.id)?.()
@@ -211,9 +219,9 @@ export class McpConfirmations {
     if (state.kind === 'input') return this.answerInput(call, state, answer)
     switch (answer.kind) {
       case 'approve':
-        return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, { approve: true })), 'confirmation_used', call.ctx.mcpReq.signal)
+        return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, withPrincipal({ approve: true }, call.identity?.principal))), 'confirmation_used', call.ctx.mcpReq.signal)
       case 'decline':
-        return this.deny(state, call.ctx.mcpReq.signal)
+        return this.deny(call, state)
       case 'url_accept':
         return this.decision(call, state)
       default:
@@ -240,7 +248,7 @@ export class McpConfirmations {
       return { kind: 'declined', view }
     }
     if (answer.kind !== 'input') return again()
-    const view = await this.running(state.id, () => this.tm.resume(state.id, answer.content))
+    const view = await this.running(state.id, () => this.tm.resume(state.id, answer.content, answeredBy(call.identity?.principal)))
     // an answer the tool's pending schema refuses leaves the call parked: ask the same again
     if (invalidAnswer(view)) return again()
     return this.settle(state.id, view, 'request_used', call.ctx.mcpReq.signal)
@@ -285,15 +293,16 @@ export class McpConfirmations {
     // not decided within the limit: ask again, the same link, under the next round's key
     if (waitedOut && !signal.aborted) return { kind: 'ask', result: this.request(call, view, this.init(call, state, state.round + 1)) }
     // the link ended undecided, or the request went away: the call is denied
-    return this.deny(state, signal)
+    return this.deny(call, state)
   }
 
   /**
    * Denies a confirmation; one already decided answers its recorded outcome, and one approved
    * whose run still goes on waits for it as an approved retry does (else `confirmation_running`).
    */
-  private async deny(state: RequestState, signal: AbortSignal): Promise<ConfirmationAnswer> {
-    const view = await this.tm.confirm(state.id, { approve: false })
+  private async deny(call: AskedCall, state: RequestState): Promise<ConfirmationAnswer> {
+    const signal = call.ctx.mcpReq.signal
+    const view = await this.tm.confirm(state.id, withPrincipal({ approve: false }, call.identity?.principal))
     if (refusedWith(view, 'confirmation_used')) {
       const recorded = (await this.recorded(state.id)) ?? (await this.awaitOutcome(state.id, signal))
       if (recorded === undefined) return { kind: 'result', view: this.stillRunning(view), replayed: false }
@@ -404,12 +413,12 @@ export class McpConfirmations {
     }
   }
 
-  /** Denies confirmation `confirmId` if `signal` (its 2025 request's) aborts before the client's answer comes back. */
-  private denyOnAbort(signal: AbortSignal, confirmId: string): void {
+  /** Denies confirmation `confirmId`, as `principal`, if `signal` (its 2025 request's) aborts before the client's answer comes back. */
+  private denyOnAbort(signal: AbortSignal, confirmId: string, principal: Principal | undefined): void {
     if (signal.aborted) return
     const onAbort = (): void => {
       this.abandon.delete(confirmId)
-      void this.tm.confirm(confirmId, { approve: false }).catch(() => undefined)
+      void this.tm.confirm(confirmId, withPrincipal({ approve: false }, principal)).catch(() => undefined)
     }
     signal.addEventListener('abort', onAbort, { once: true })
     remember(this.abandon, confirmId, () => {
@@ -425,6 +434,11 @@ export class McpConfirmations {
     this.tm.on('confirmation', (event) => {
       if (event.result !== undefined && this.links.has(event.confirmId)) remember(this.outcomes, event.confirmId, event.result)
     })
+  }
+
+  /** What a state sealed for `call` binds: its caller's `principalKey`, else the wiring's principal. */
+  private stateKeyOf(call: AskedCall): string {
+    return call.identity?.stateKey ?? this.principal
   }
 
   /** The client capabilities of the request: the 2026 envelope's, or (2025) those its `initialize` declared. */

@@ -28,3 +28,13 @@ export const MCP_REPLAYED_META_KEY = 'toolwire/replayed'
  * `maxInputValues`, when the manager has it, bounds the values a frame may hold before it is parsed.
  */
 export type ServableManager = Pick<ToolManager, 'call' | 'manifest' | 'list' | 'confirm' | 'resume' | 'on' | 'off'> & Partial<Pick<ToolManager, 'maxInputValues'>>
+
+/**
+ * What `tools/list` reads of a served manager when it has it: `tm.scopesMissing`, which scopes a
+ * caller lacks for a tool (its `impliedScopes` followed). Without it (an older manager), the
+ * manifest's `scopes` are compared exactly.
+ * @internal
+ */
+export interface ScopeAwareManager {
+  scopesMissing?(name: string, scopes: readonly string[]): readonly string[] | undefined
+}

@@ -3,8 +3,10 @@
  * what a `tools/call` answered with `input_required` needs to continue on the client's retry,
  * on any instance, with no server memory. The state is sealed (AES-256-GCM under a key derived
  * with HKDF-SHA256 from the approval secret) and binds the tool, the SHA-256 of the canonical
- * arguments, the call id, the confirmation or pending request id, the kind, the principal (a
- * digest of the bearer token, or `''`), the round and an expiry. With several secrets (rotation,
+ * arguments, the call id, the confirmation or pending request id, the kind, the principal (the
+ * caller's `principalKey` when the request carries a verified principal, so a newer token of the
+ * same subject opens it and another subject's is `wrong_principal`; else a digest of the static
+ * bearer token, or `''`), the round and an expiry. With several secrets (rotation,
  * newest first) the first seals and any listed one opens. Without a secret (stdio, a manager
  * without a store) the key is random per process: a state opens only in the process that made it.
  *
@@ -33,7 +35,7 @@ export interface RequestStateInit {
   readonly callId: string
   /** The `confirmId` of a confirmation, the pending request's id of an input. */
   readonly id: string
-  /** {@link principalOf} the request's bearer token (`''` without one). */
+  /** The caller's `principalKey` (a verified principal), else {@link principalOf} the request's bearer token (`''` without one). */
   readonly principal: string
   /** The round of input requests this state answers (1 first): it names the expected key (`inputKey`). Default 1. */
   readonly round?: number
@@ -115,7 +117,11 @@ export class RequestStateError extends Error {
   }
 }
 
-/** The principal a state binds: lowercase hex SHA-256 of the bearer token, `''` without one. */
+/**
+ * The principal a state binds for a request without a verified principal (the static-token and
+ * open modes): lowercase hex SHA-256 of the bearer token, `''` without one. Domain-separated from
+ * `principalKey`, which a request with a principal binds instead.
+ */
 export function principalOf(token: string | undefined): string {
   return token === undefined || token === '' ? '' : createHash('sha256').update(`toolwire principal\u0000${token}`, 'utf8').digest('hex')
 }

@@ -29,6 +29,7 @@ import {
   MCP_NEEDS_CONFIRMATION_META_KEY,
   MCP_REPLAYED_META_KEY,
   MCP_UNTRUSTED_CONTENT_META_KEY,
+  type ScopeAwareManager,
   type ServableManager,
 } from './meta.js'
 import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
@@ -41,13 +42,16 @@ import { traceContextOf } from '../observe/trace-context.js'
 import { McpConfirmations, withMeta, type AskedCall, type ConfirmationWiring } from './input-required.js'
 import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
 import type { McpTasks } from './tasks.js'
+import { identityOf, withPrincipal, type PrincipalDefaults } from './principal-of.js'
+import { missingScopes, type Principal } from '../runtime/principal.js'
 
-/** What `serveHttp` and `serveStdio` hand a server factory beyond the options: confirmations' secret and principal, the store, and the tasks. @internal */
-export interface ServerWiring extends ConfirmationWiring {
+/**
+ * What `serveHttp` and `serveStdio` hand a server factory beyond the options: confirmations'
+ * secret, the store, the tasks, and who a request without a principal acts for. @internal
+ */
+export interface ServerWiring extends ConfirmationWiring, PrincipalDefaults {
   /** The tasks extension on the manager's store (2026-07-28 only); absent: not advertised. */
   readonly tasks?: McpTasks
-  /** `taskOwner` of the bearer token (`''` without one). */
-  readonly owner?: string
 }
 import type { RequestState } from './request-state.js'
 
@@ -264,21 +268,50 @@ function checkedResult(result: CallToolResult): CallToolResult {
 /** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
 export type McpEra = 'modern' | 'legacy'
 
+/** The `tools/list` entries of a manager, with the scopes each needs. */
+interface ToolList {
+  /** Every tool, sorted by name: the list of a request without a principal. */
+  readonly tools: Tool[]
+  readonly names: ReadonlySet<string>
+  /** The scopes each tool needs, in `tools`' order (`[]`: none). */
+  readonly scopes: readonly (readonly string[])[]
+  /** Every scope some tool needs, without duplicates (empty: every caller sees every tool). */
+  readonly allScopes: readonly string[]
+}
+
 /**
  * The `tools/list` entries of `tm`, sorted by name, built once for each set of registered
- * tools (the same definitions in the same order answer the list already built).
+ * tools (the same definitions in the same order answer the list already built). The list is
+ * the same for every caller: {@link visibleTools} filters it per request, and nothing filtered
+ * is kept.
  */
-function toolListOf(tm: ServableManager): () => { readonly tools: Tool[]; readonly names: ReadonlySet<string> } {
+function toolListOf(tm: ServableManager): () => ToolList {
   let defs: readonly ToolDefinition<never>[] = []
-  let built: { readonly tools: Tool[]; readonly names: ReadonlySet<string> } | undefined
+  let built: ToolList | undefined
   return () => {
     const now = tm.list()
     if (built !== undefined && now.length === defs.length && now.every((def, i) => def === defs[i])) return built
     defs = now
-    const tools = tm.manifest().map(mcpToolOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    built = { tools, names: new Set(tools.map((t) => t.name)) }
+    const entries = [...tm.manifest()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const tools = entries.map(mcpToolOf)
+    const scopes = entries.map((entry) => entry.scopes ?? [])
+    built = { tools, names: new Set(tools.map((t) => t.name)), scopes, allScopes: [...new Set(scopes.flat())] }
     return built
   }
+}
+
+/**
+ * The tools of `list` that `principal` may call: those whose scopes it holds (directly or
+ * through the manager's `impliedScopes`: `tm.scopesMissing`, as `tm.call` checks them). Without
+ * a principal, every tool, as before.
+ */
+function visibleTools(tm: ServableManager, list: ToolList, principal: Principal | undefined): Tool[] {
+  if (principal === undefined || list.allScopes.length === 0) return list.tools
+  const granted = principal.scopes
+  const aware = tm as ServableManager & ScopeAwareManager
+  const allowed = (name: string, scopes: readonly string[]): boolean =>
+    scopes.length === 0 || (aware.scopesMissing === undefined ? missingScopes(granted, scopes).length === 0 : aware.scopesMissing(name, granted)?.length === 0)
+  return list.tools.filter((tool, i) => allowed(tool.name, list.scopes[i]!))
 }
 
 /** Per-call listeners of one manager event, subscribed to `tm` on first use. */
@@ -328,6 +361,13 @@ class CallSinks<E extends 'progress' | 'log'> {
  * - `_meta["toolwire/idempotencyKey"]` on the request becomes `tm.call`'s `idempotencyKey`: a
  *   retry with the same key and input answers the recorded result, with `_meta["toolwire/replayed"]: true`.
  * - Every result carries `_meta["toolwire/callId"]`.
+ * - Principals (issue #23): a request whose `AuthInfo` carries a verified principal (`serveHttp`
+ *   with `auth` puts one there, per request) acts for it everywhere: `tm.call`, `tm.confirm` and
+ *   `tm.resume` of its MRTR retries and 2025 elicitation answers, the tasks it makes and answers
+ *   (owned by `taskOwnerOf` its key: another principal's task is "not found"), and the
+ *   `requestState` it is given (bound to its `principalKey`: a newer token of the same subject
+ *   opens it). `tools/list` shows it only the tools whose `scopes` it holds (the manager's
+ *   `impliedScopes` followed, as `tm.call` checks them). Without one, as before.
  * - 2026-07-28 only: the `logging` capability, and `ctx.log` becomes `notifications/message`
  *   on the request's stream when the request set `_meta["io.modelcontextprotocol/logLevel"]`
  *   (entries below that level are dropped). A 2025 client sees no logging capability.
@@ -354,6 +394,8 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     if (problem !== undefined) throw new InvalidCallParamsError(problem)
     const { name, arguments: given, _meta: requestMeta } = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
     const args = given ?? {}
+    // who the request acts for: every tm.* call below and the state it seals carry it
+    const identity = identityOf(ctx, wiring)
     if (!toolList().names.has(name)) throw new UnknownToolError(name)
     // a retry answering input requests (2026-07-28), or the SDK's legacy shim re-entering with the answers (2025):
     // the call it continues keeps its id (sealed in the state), so progress and the result name the one call
@@ -379,9 +421,9 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     try {
       // present but malformed (not a string of 1 to 1024 characters), or without a store: tm.call refuses it, nothing runs
       const idempotencyKey = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META_KEY] ?? requestMeta?.[MCP_IDEMPOTENCY_KEY_META_KEY]
-      const callOptions: CallOptions = idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }
+      const callOptions: CallOptions = withPrincipal(idempotencyKey === undefined ? { signal, callId } : { signal, callId, idempotencyKey: idempotencyKey as string }, identity.principal)
       // the request's _meta traceparent/tracestate/baggage parent the call's span (issue #22 Deliver 4)
-      const asked: AskedCall = { server, era, ctx, tool: name, args, callId }
+      const asked: AskedCall = { server, era, ctx, tool: name, args, callId, identity }
       let view: CallResult
       let replayed = false
       if (state !== undefined) {
@@ -396,7 +438,7 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
           const { signal: _signal, ...rest } = callOptions
           return tm.call(name, args, { ...(detached ? rest : callOptions), traceContext: traceContextOf(requestMeta) })
         }
-        const answered = await callAsTask(wiring.tasks, tm, { tool: name, callId, owner: wiring.owner ?? '' }, started)
+        const answered = await callAsTask(wiring.tasks, tm, { tool: name, callId, owner: identity.taskOwner }, started)
         if ('task' in answered) return answered.task as unknown as CallToolResult
         view = answered.view
       } else {
@@ -430,9 +472,10 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       cacheHints: { 'tools/list': hint, 'server/discover': hint },
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     })
-    server.setRequestHandler('tools/list', () => ({ tools: toolList().tools }))
+    // per request: each caller sees the tools its scopes allow (the answer is cacheScope "private")
+    server.setRequestHandler('tools/list', (_request, c) => ({ tools: visibleTools(tm, toolList(), identityOf(c, wiring).principal) }))
     server.setRequestHandler('tools/call', (request, c) => callTool(server, era, request, c))
-    if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring.owner ?? '')
+    if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring)
     return server
   }
 }

@@ -9,6 +9,7 @@ import type { CallResult } from '../core/view.js'
 import { declaresTasks, longRunningOf, McpTasks, TaskRequestError, TASK_ERROR_CODES, TASKS_EXTENSION, type CreateTaskResult } from './tasks.js'
 import { MCP_TASK_METHODS } from './protocol.js'
 import type { ServableManager } from './meta.js'
+import { identityOf, type PrincipalDefaults } from './principal-of.js'
 
 /** A Standard Schema that passes any params (the handlers read them themselves). */
 const anyParams: StandardSchemaV1 = { '~standard': { version: 1, vendor: 'toolwire', validate: (value) => ({ value }) } }
@@ -34,16 +35,22 @@ function withResponses(params: unknown, ctx: ServerContext): unknown {
 /**
  * Registers `tasks/get`, `tasks/update` and `tasks/cancel` on a modern `server`: `-32021` to a
  * request that did not declare the extension; without `tasks` (no store, or a store without
- * tasks) every task is "not found"; otherwise `tasks.get|update|cancel(params, owner)`.
+ * tasks) every task is "not found"; otherwise `tasks.get|update|cancel(params, owner, principal)`
+ * for the request's identity (`identityOf`, per request: another principal's task is not found).
  */
-export function registerTaskHandlers(server: Server, tasks: McpTasks | undefined, owner: string): void {
+export function registerTaskHandlers(server: Server, tasks: McpTasks | undefined, defaults: PrincipalDefaults): void {
   for (const method of MCP_TASK_METHODS) {
     server.setRequestHandler(method, { params: anyParams }, async (params, ctx) => {
       if (!requestDeclaresTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } })
+      const { taskOwner: owner, principal } = identityOf(ctx, defaults)
       if (tasks === undefined) throw new ProtocolError(TASK_ERROR_CODES.invalidParams, 'Failed to retrieve task: Task not found')
       try {
         const op =
-          method === 'tasks/get' ? tasks.get(params, owner) : method === 'tasks/update' ? tasks.update(withResponses(params, ctx), owner) : tasks.cancel(params, owner)
+          method === 'tasks/get'
+            ? tasks.get(params, owner)
+            : method === 'tasks/update'
+              ? tasks.update(withResponses(params, ctx), owner, principal)
+              : tasks.cancel(params, owner, principal)
         return (await op) as never
       } catch (error) {
         throw protocolErrorOf(error)

@@ -15,6 +15,7 @@ import type { CallResult } from '../core/view.js'
 import type { JsonValue } from '../core/types.js'
 import { toMcp } from '../render/mcp.js'
 import type { ToolManager } from '../runtime/manager.js'
+import type { Principal } from '../runtime/principal.js'
 import {
   isTaskIdShape,
   isTerminalTask,
@@ -28,6 +29,7 @@ import {
 } from '../runtime/store/tasks.js'
 import { StoreUnavailableError, type ToolStore } from '../runtime/store/types.js'
 import { MCP_CALL_ID_META_KEY } from './meta.js'
+import { answeredBy, withPrincipal } from './principal-of.js'
 
 /** The extension's identifier, in `extensions` of client and server capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
@@ -122,7 +124,7 @@ export interface TaskCall {
   readonly tool: string
   /** The call id (`_meta["toolwire/callId"]`). */
   readonly callId: string
-  /** The caller's credential digest (`taskOwner(token)`, `''` without one). */
+  /** Whose task it is: `taskOwnerOf` the caller's principal key, else `taskOwner(token)` (`''` without one). */
   readonly owner: string
 }
 
@@ -358,7 +360,7 @@ export class McpTasks {
     return { resultType: 'task', ...wireTask(taskId, task), _meta: { [MCP_CALL_ID_META_KEY]: call.callId } }
   }
 
-  /** `tasks/get`. @throws TaskRequestError -32602 for an unknown, foreign or expired task, -32603 when the store fails. */
+  /** `tasks/get` by `owner`. @throws TaskRequestError -32602 for an unknown, foreign or expired task, -32603 when the store fails. */
   async get(params: unknown, owner: string): Promise<GetTaskResult> {
     const { taskId, row } = await this.find(params, owner)
     const base = { resultType: 'complete' as const, ...wireTask(taskId, row) }
@@ -375,11 +377,11 @@ export class McpTasks {
   }
 
   /**
-   * `tasks/update`: records the answers to outstanding keys (others are ignored) and acks; the
-   * answered call then runs detached here, once. @throws TaskRequestError as {@link get}, and
-   * -32602 when `inputResponses` is not an object.
+   * `tasks/update` by `owner`: records the answers to outstanding keys (others are ignored) and
+   * acks; the answered call then runs detached here, once, answered as `principal` (the request's;
+   * none: the operator). @throws TaskRequestError as {@link get}, and -32602 when `inputResponses` is not an object.
    */
-  async update(params: unknown, owner: string): Promise<TaskAck> {
+  async update(params: unknown, owner: string, principal?: Principal): Promise<TaskAck> {
     const responses = record(record(params)?.inputResponses)
     if (responses === undefined) throw new TaskRequestError(TASK_ERROR_CODES.invalidParams, 'tasks/update needs inputResponses (an object)')
     const { taskId, row } = await this.find(params, owner)
@@ -392,22 +394,23 @@ export class McpTasks {
     if (keys.length > 0 && answered.task.status === 'working' && answered.task.parkedId !== null) {
       const key = keys[keys.length - 1]!
       const prefix = key.startsWith('confirm-') ? 'confirm' : 'input'
-      this.detach(taskId, owner, answered.task, prefix, decisionOf(answered.task.inputRequests?.[key], answered.accepted[key]!))
+      this.detach(taskId, owner, answered.task, prefix, decisionOf(answered.task.inputRequests?.[key], answered.accepted[key]!), principal)
     }
     return { resultType: 'complete' }
   }
 
   /**
-   * `tasks/cancel`: a task waiting for input is cancelled and its parked call denied (it never
-   * runs); one running here is interrupted (cooperative: it may still complete); otherwise
-   * nothing changes. Acks. @throws TaskRequestError as {@link get}.
+   * `tasks/cancel` by `owner`, as `principal` (the request's; none: the operator): a task waiting
+   * for input is cancelled and its parked call denied (it never runs); one running here is
+   * interrupted (cooperative: it may still complete); otherwise nothing changes. Acks.
+   * @throws TaskRequestError as {@link get}.
    */
-  async cancel(params: unknown, owner: string): Promise<TaskAck> {
+  async cancel(params: unknown, owner: string, principal?: Principal): Promise<TaskAck> {
     let { taskId, row } = await this.find(params, owner)
     while (row.status === 'input_required') {
       const cancelled = await this.guard(() => this.tasks.update(taskId, owner, row.version, { status: 'cancelled', statusMessage: 'Cancelled by the client' }))
       if (cancelled !== undefined) {
-        if (row.parkedId !== null) await this.deny(row.parkedId, row)
+        if (row.parkedId !== null) await this.deny(row.parkedId, row, principal)
         return { resultType: 'complete' }
       }
       const again = await this.guard(() => this.tasks.get(taskId, owner))
@@ -415,7 +418,7 @@ export class McpTasks {
       row = again
     }
     const local = this.running.get(taskId)
-    if (local !== undefined) this.tm.cancel(local.callId)
+    if (local !== undefined) this.tm.cancel(local.callId, answeredBy(principal))
     return { resultType: 'complete' }
   }
 
@@ -453,23 +456,30 @@ export class McpTasks {
     }
   }
 
-  /** Denies a parked call whose task was cancelled: a confirmation through the manager (its `confirmation` event), a suspension in the store. */
-  private async deny(parkedId: string, row: TaskRow): Promise<void> {
+  /** Denies, as `principal`, a parked call whose task was cancelled: a confirmation through the manager (its `confirmation` event), a suspension in the store. */
+  private async deny(parkedId: string, row: TaskRow, principal: Principal | undefined): Promise<void> {
     const confirm = Object.keys(outstanding(row) ?? {}).some((k) => k.startsWith('confirm-'))
     try {
-      if (confirm) await this.tm.confirm(parkedId, { approve: false })
+      if (confirm) await this.tm.confirm(parkedId, withPrincipal({ approve: false }, principal))
       else await this.store.deny(parkedId)
     } catch (err) {
       this.onError(err)
     }
   }
 
-  /** Continues the task's call here, detached, and records its outcome. */
-  private detach(taskId: string, owner: string, task: TaskRow, prefix: 'confirm' | 'input', decision: { readonly go: boolean; readonly answer: JsonValue }): void {
+  /** Continues the task's call here, detached, answered as `principal` (the answering request's), and records its outcome. */
+  private detach(
+    taskId: string,
+    owner: string,
+    task: TaskRow,
+    prefix: 'confirm' | 'input',
+    decision: { readonly go: boolean; readonly answer: JsonValue },
+    principal: Principal | undefined,
+  ): void {
     const parkedId = task.parkedId!
     const work = (async (): Promise<CallResult | undefined> => {
-      if (prefix === 'confirm') return this.tm.confirm(parkedId, { approve: decision.go })
-      if (decision.go) return this.tm.resume(parkedId, decision.answer)
+      if (prefix === 'confirm') return this.tm.confirm(parkedId, withPrincipal({ approve: decision.go }, principal))
+      if (decision.go) return this.tm.resume(parkedId, decision.answer, answeredBy(principal))
       await this.store.deny(parkedId)
       return undefined
     })()

@@ -128,7 +128,8 @@ function placeOf(connectionString: string): string | undefined {
 /** `text` with each of `secrets` (and the whole connection string) replaced by `***`. */
 function scrub(text: string, secrets: readonly string[]): string {
   let out = text
-  for (const s of secrets) out = out.split(s).join('***')
+  // an empty secret hides nothing (and split('') would put *** between every character)
+  for (const s of secrets) if (s !== '') out = out.split(s).join('***')
   return out
 }
 
@@ -183,7 +184,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let pool = options.pool
   const owned = pool === undefined
   if (pool === undefined) {
-    if (options.connectionString === undefined) throw new TypeError('toolwire: openPostgresStore needs a connectionString or a pool')
+    if (options.connectionString === undefined || options.connectionString === '') throw new TypeError('toolwire: openPostgresStore needs a connectionString or a pool')
     const mod = (await loadDriver('pg', () => import('pg'))) as unknown as { default: { Pool: new (config: Record<string, unknown>) => PgPool & { on(event: 'error', f: (err: Error) => void): unknown } } }
     let own: PgPool & { on(event: 'error', f: (err: Error) => void): unknown }
     try {
