@@ -6,7 +6,9 @@ import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import type { ConfirmDecision } from '../src/runtime/manager.js'
+import type { ToolEvents } from '../src/runtime/types.js'
 import { MemoryStore } from '../src/runtime/store/index.js'
+import type { EvidenceRecord, EvidenceStore } from '../src/observe/evidence.js'
 import { ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from '../src/mcp/confirm-page.js'
 import { ConfirmSignIn, loadOpenIdClient, readSignInOptions } from '../src/mcp/auth/signin.js'
 import { startInteractiveIssuer, type InteractiveIssuer } from './fixtures/auth/interactive-issuer.js'
@@ -213,6 +215,33 @@ describe('the confirmation page with sign-in (oidc-provider, authorization code 
     const again = await browser.post(path, { csrf: csrfOf(html), decision: 'approve' })
     expect(again.status).toBe(410)
     expect(runs.filter((u) => u === 'ada-user')).toHaveLength(1)
+  })
+
+  it('the evidence and the confirmation event of a call approved on the page name the signed-in approver; without sign-in, nobody', async () => {
+    const records: EvidenceRecord[] = []
+    const evidence: EvidenceStore = { append: (r) => void records.push(r), readAll: async () => records }
+    const recorded = manager([], { evidence })
+    const events: ToolEvents['confirmation'][] = []
+    recorded.tm.on('confirmation', (e) => void events.push(e))
+    const previous = served.pages!
+    try {
+      for (const signedIn of [true, false]) {
+        served.pages = new ConfirmationPages(recorded.tm, signedIn ? { signIn } : {})
+        const path = await park(recorded.tm, served.pages, `evidence-${signedIn}`)
+        const browser = new Browser(served.origin)
+        const res = signedIn ? await signInAndOpen(browser, issuer, path, 'ada@example.com') : await browser.fetch(path)
+        expect((await browser.post(path, { csrf: csrfOf(await res.text()), decision: 'approve' })).status).toBe(200)
+        const record = records.find((r) => r.status === 'succeeded' && JSON.stringify(r.input) === JSON.stringify({ user: `evidence-${signedIn}` }))!
+        const event = events.find((e) => e.callId === record.callId)!
+        // without sign-in the link is the credential, as before: the decision names nobody
+        const approver = signedIn ? { subject: 'ada@example.com', issuer: issuer.issuer } : undefined
+        expect(record.approvedBy).toEqual(approver)
+        expect(event.approvedBy).toEqual(approver)
+        served.pages.close()
+      }
+    } finally {
+      served.pages = previous
+    }
   })
 
   it('a denial is made by a signed-in approver too, and says who', async () => {
