@@ -2,7 +2,7 @@
  * What the `toolwire` command may print of the secrets it was given: nothing. Every message it
  * writes to stderr (usage errors, store and transport errors, an internal error's stack) goes
  * through {@link redactSecrets}: the `--token`, `TOOLWIRE_TOKEN`, `TOOLWIRE_APPROVAL_SECRET`,
- * `TOOLWIRE_STORE_KEY` and `TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET` values (each entry of a comma-separated list), the password of the
+ * `TOOLWIRE_STORE_KEY`, `TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET` and `TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET` values (each entry of a comma-separated list), the password of the
  * addresses given (`--store`, `TOOLWIRE_STORE`, `--http`, `--public-url`: a URL's, raw and
  * decoded, and every `password=` parameter's, quoted or not: see core/passwords.ts), and the user and password part of any URL are
  * replaced by `***`.
@@ -12,7 +12,7 @@ import { passwordsOf } from './core/passwords.js'
 
 /** The options and environment variables whose whole value is a secret. */
 const SECRET_OPTIONS = ['--token'] as const
-const SECRET_ENV = ['TOOLWIRE_TOKEN', 'TOOLWIRE_APPROVAL_SECRET', 'TOOLWIRE_STORE_KEY', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET'] as const
+const SECRET_ENV = ['TOOLWIRE_TOKEN', 'TOOLWIRE_APPROVAL_SECRET', 'TOOLWIRE_STORE_KEY', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', 'TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET'] as const
 /** The options and environment variables holding an address, whose password is a secret. */
 const ADDRESS_OPTIONS = ['--store', '--http', '--public-url'] as const
 const ADDRESS_ENV = ['TOOLWIRE_STORE'] as const

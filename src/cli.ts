@@ -86,6 +86,13 @@ Options:
   --calls-per-minute <n>  with --auth-issuer: each principal's sustained call rate,
                     a token bucket of a minute's worth (TOOLWIRE_AUTH_CALLS_PER_MINUTE);
                     over either quota: 429 with Retry-After
+  --confirm-sign-in  with --auth-issuer: approvers sign in at the issuer on the
+                    confirmation page (OpenID Connect, needs openid-client) as the
+                    client TOOLWIRE_AUTH_SIGNIN_CLIENT_ID, its secret only from
+                    TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET; the evidence names the approver
+  --confirm-approver-scope <scope>  with --confirm-sign-in: the scope an approver
+                    must hold ({tool} is the tool's name: approve:{tool})
+  --confirm-not-caller  with --confirm-sign-in: the caller may not approve its own call
   --allow-origin <origin>  serve --http: also accept this Origin (repeatable)
   --metrics-public  serve --http: /healthz and /metrics without the token
   --public-url <url>  serve --http: the address browsers reach this server at
@@ -161,6 +168,9 @@ interface Parsed {
   readonly authJwksUri: string | undefined
   readonly authIntrospectionClientId: string | undefined
   readonly maxCallsPerPrincipal: string | undefined
+  readonly confirmSignIn: boolean
+  readonly confirmApproverScope: string | undefined
+  readonly confirmNotCaller: boolean
   readonly callsPerMinute: string | undefined
   readonly allowOrigins: readonly string[]
   readonly metricsPublic: boolean
@@ -194,6 +204,9 @@ function parse(argv: readonly string[]): Parsed {
         'auth-jwks-uri': { type: 'string' },
         'auth-introspection-client-id': { type: 'string' },
         'max-calls-per-principal': { type: 'string' },
+        'confirm-sign-in': { type: 'boolean' },
+        'confirm-approver-scope': { type: 'string' },
+        'confirm-not-caller': { type: 'boolean' },
         'calls-per-minute': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true },
         'metrics-public': { type: 'boolean' },
@@ -224,6 +237,9 @@ function parse(argv: readonly string[]): Parsed {
     authJwksUri: values['auth-jwks-uri'] as string | undefined,
     authIntrospectionClientId: values['auth-introspection-client-id'] as string | undefined,
     maxCallsPerPrincipal: values['max-calls-per-principal'] as string | undefined,
+    confirmSignIn: values['confirm-sign-in'] === true,
+    confirmApproverScope: values['confirm-approver-scope'] as string | undefined,
+    confirmNotCaller: values['confirm-not-caller'] === true,
     callsPerMinute: values['calls-per-minute'] as string | undefined,
     allowOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     metricsPublic: values['metrics-public'] === true,
@@ -329,7 +345,10 @@ async function serve(rt: Runtime, p: Parsed, io: { err: (s: string) => void }): 
     p.authJwksUri !== undefined ||
     p.authIntrospectionClientId !== undefined ||
     p.maxCallsPerPrincipal !== undefined ||
-    p.callsPerMinute !== undefined
+    p.callsPerMinute !== undefined ||
+    p.confirmSignIn ||
+    p.confirmApproverScope !== undefined ||
+    p.confirmNotCaller
   if (p.http === undefined && (p.stateless || p.token !== undefined || p.allowOrigins.length > 0 || p.metricsPublic || p.publicUrl !== undefined || !p.linkInText || authFlags)) {
     throw new UsageError('--stateless, --token, --auth-*, --allow-origin, --metrics-public, --public-url and --no-link-in-text go with --http')
   }
@@ -449,6 +468,8 @@ const AUTH_FLAGS: Readonly<Record<string, readonly [flag: string, env: string, g
   'auth.introspection.clientSecret': ['TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET', () => false],
   'auth.quotas.concurrentCalls': ['--max-calls-per-principal', 'TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL', (p) => p.maxCallsPerPrincipal !== undefined],
   'auth.quotas.callsPerMinute': ['--calls-per-minute', 'TOOLWIRE_AUTH_CALLS_PER_MINUTE', (p) => p.callsPerMinute !== undefined],
+  'auth.signIn.clientId': ['TOOLWIRE_AUTH_SIGNIN_CLIENT_ID', 'TOOLWIRE_AUTH_SIGNIN_CLIENT_ID', () => false],
+  'auth.signIn.approverScope': ['--confirm-approver-scope', '--confirm-approver-scope', () => true],
 }
 
 /** A flag's number (`NaN` for text that is none: serveHttp refuses it, naming the flag). */
@@ -475,13 +496,25 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
   const concurrentCalls = p.maxCallsPerPrincipal ?? env('TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL')
   const callsPerMinute = p.callsPerMinute ?? env('TOOLWIRE_AUTH_CALLS_PER_MINUTE')
   if (issuer === undefined) {
-    if (p.authAudience !== undefined || p.authJwksUri !== undefined || p.authIntrospectionClientId !== undefined || p.authRequireAtJwt || p.maxCallsPerPrincipal !== undefined || p.callsPerMinute !== undefined) {
+    if (
+      p.authAudience !== undefined ||
+      p.authJwksUri !== undefined ||
+      p.authIntrospectionClientId !== undefined ||
+      p.authRequireAtJwt ||
+      p.maxCallsPerPrincipal !== undefined ||
+      p.callsPerMinute !== undefined ||
+      p.confirmSignIn
+    ) {
       throw new UsageError(
-        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal and --calls-per-minute go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
+        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal, --calls-per-minute and --confirm-sign-in go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
       )
     }
-    return undefined
   }
+  if (!p.confirmSignIn && (p.confirmApproverScope !== undefined || p.confirmNotCaller)) throw new UsageError('--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in')
+  if (issuer === undefined) return undefined
+  const signInClientId = env('TOOLWIRE_AUTH_SIGNIN_CLIENT_ID')
+  const signInSecret = env('TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET')
+  if (p.confirmSignIn && (signInClientId === undefined || signInClientId === '')) throw new UsageError('--confirm-sign-in needs TOOLWIRE_AUTH_SIGNIN_CLIENT_ID (the confirmation page\'s client at the issuer)')
   const clientSecret = env('TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET')
   if (clientId !== undefined && (clientSecret === undefined || clientSecret === '')) {
     throw new UsageError('--auth-introspection-client-id needs TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET (the secret is read from the environment only)')
@@ -498,6 +531,16 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
           quotas: {
             ...(concurrentCalls === undefined ? {} : { concurrentCalls: numberOf(concurrentCalls) }),
             ...(callsPerMinute === undefined ? {} : { callsPerMinute: numberOf(callsPerMinute) }),
+          },
+        }),
+    ...(!p.confirmSignIn
+      ? {}
+      : {
+          signIn: {
+            clientId: signInClientId!,
+            ...(signInSecret === undefined || signInSecret === '' ? {} : { clientSecret: signInSecret }),
+            ...(p.confirmApproverScope === undefined ? {} : { approverScope: p.confirmApproverScope }),
+            ...(p.confirmNotCaller ? { approverNotCaller: true } : {}),
           },
         }),
   }

@@ -151,6 +151,10 @@ describe('toolwire serve --auth-issuer', () => {
       [['serve', '--http', '0.0.0.0:0', '--auth-issuer', 'https://id.example.test'], {}, '--auth-audience (or TOOLWIRE_AUTH_AUDIENCE) is required when --http binds a non-loopback host'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_REQUIRE_AT_JWT: 'yes' }, 'TOOLWIRE_AUTH_REQUIRE_AT_JWT takes 1 or 0'],
       [['serve', '--http', '0', '--calls-per-minute', '5'], {}, 'go with --auth-issuer'],
+      [['serve', '--http', '0', '--confirm-sign-in'], {}, 'go with --auth-issuer'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-not-caller'], {}, '--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-sign-in'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, '--confirm-sign-in needs TOOLWIRE_AUTH_SIGNIN_CLIENT_ID'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-sign-in', '--confirm-approver-scope', 'a b'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_ID: 'page', TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, '--confirm-approver-scope must be'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--max-calls-per-principal', '0'], {}, '--max-calls-per-principal must be a positive integer'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_CALLS_PER_MINUTE: 'many' }, 'TOOLWIRE_AUTH_CALLS_PER_MINUTE must be a positive finite number'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--auth-introspection-client-id', 'rs', '--auth-jwks-uri', `http://x.example/${secret}`], { TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: secret }, '--auth-jwks-uri must be an https URL'],
@@ -163,7 +167,22 @@ describe('toolwire serve --auth-issuer', () => {
     })
   })
 
-  it('counts the introspection secret among the secrets never printed', () => {
+  it('counts the introspection and sign-in secrets among the secrets never printed', () => {
     expect(givenSecrets([], { TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: 'the-client-secret' })).toContain('the-client-secret')
+    expect(givenSecrets([], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: 'the-page-secret' })).toContain('the-page-secret')
+  })
+
+  it('--confirm-sign-in serves the page sign-in: its callback is reached and refuses a sign-in it did not start', async () => {
+    const served = await serve(['--auth-issuer', iss.issuer, '--confirm-sign-in', '--confirm-approver-scope', 'approve:{tool}', '--confirm-not-caller'], {
+      TOOLWIRE_AUTH_SIGNIN_CLIENT_ID: 'page',
+      TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: 'page-secret',
+    })
+    try {
+      const callback = await fetch(new URL('/confirm/callback?code=x&state=y', served.url), { redirect: 'manual' })
+      expect(callback.status).toBe(403)
+      expect(await callback.text()).not.toContain('page-secret')
+    } finally {
+      await served.stop()
+    }
   })
 })

@@ -56,6 +56,7 @@ import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
 import { WideIds } from './ids.js'
 import { headerOnlyRequest, writeResponse } from './web.js'
+import { ConfirmSignIn } from './auth/signin.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
@@ -318,7 +319,23 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   }
   // checked here, whether or not the page is on: a short or repeated secret, or an empty list, is told now
   const approvalSecrets = options.approvalSecret === undefined ? undefined : approvalSecretList(options.approvalSecret)
-  const ttl = options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs }
+  if (options.auth?.signIn !== undefined && options.confirmPage === false) throw new TypeError('toolwire: serveHttp() option auth.signIn needs the confirmation page (not confirmPage: false)')
+  let publicBase = ''
+  const signIn =
+    options.auth?.signIn === undefined
+      ? undefined
+      : new ConfirmSignIn({
+          issuer: options.auth.issuer,
+          // the resource server's default audience, known once listening
+          audience: () => options.auth!.audience ?? `${publicBase}${path}`,
+          publicUrl: () => publicBase,
+          signIn: options.auth.signIn,
+          onError,
+          ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
+        })
+  // a missing openid-client is a TypeError now, not on the first page
+  await signIn?.load()
+  const ttl = { ...(options.confirmPageTtlMs === undefined ? {} : { ttlMs: options.confirmPageTtlMs }), ...(signIn === undefined ? {} : { signIn }) }
   const pages: ConfirmationLinks | undefined =
     options.confirmPage === false
       ? undefined
@@ -330,7 +347,6 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
             secret: approvalSecrets,
           })
         : new ConfirmationPages(tm, ttl)
-  let publicBase = ''
   if (options.publicUrl !== undefined) {
     const u = new URL(options.publicUrl)
     publicBase = u.origin

@@ -180,7 +180,7 @@ export class McpConfirmations {
     if (mode === 'none') return undefined
     remember(this.views, view.confirmId, view)
     const base = { kind: 'confirm' as const, tool: call.tool, arguments: call.args, callId: call.callId, id: view.confirmId, principal: this.stateKeyOf(call) }
-    const link = mode === 'url' ? this.options.confirmationLink!({ tool: call.tool, view }) : undefined
+    const link = mode === 'url' ? this.options.confirmationLink!({ tool: call.tool, view, ...callerOf(call.identity?.principal) }) : undefined
     if (mode === 'url' && link === undefined) return undefined
     // 2025: the shim holds the request open while the client answers; a request cancelled meanwhile denies the call
     if (call.era === 'legacy') this.denyOnAbort(call.ctx.mcpReq.signal, view.confirmId, call.identity?.principal)
@@ -194,9 +194,9 @@ export class McpConfirmations {
    * The `isError` result of a call waiting for confirmation that the client cannot be asked
    * about: it names the confirmation, and the approval link when there is one (today's answer).
    */
-  unanswered(tool: string, view: ConfirmationView): CallToolResult {
+  unanswered(tool: string, view: ConfirmationView, caller?: Principal): CallToolResult {
     const refused = this.options.confirmations === 'refuse'
-    const url = refused ? undefined : this.options.confirmationLink?.({ tool, view })?.url
+    const url = refused ? undefined : this.options.confirmationLink?.({ tool, view, ...callerOf(caller) })?.url
     const why = refused ? MCP_CONFIRMATION_WHY.refused : MCP_CONFIRMATION_WHY.noElicitation
     const rendered = toMcp(view) as unknown as CallToolResult
     const text = mcpConfirmationText(view.summary, why, url === undefined ? undefined : { url, inText: this.options.confirmationLinkInText !== false })
@@ -261,7 +261,7 @@ export class McpConfirmations {
     const signal = call.ctx.mcpReq.signal
     const view = this.viewOf(state)
     // another instance (or a restarted one) reopens a link for the same confirmation: its `decided` reads the store
-    const link = this.links.get(state.id) ?? this.options.confirmationLink?.({ tool: call.tool, view })
+    const link = this.links.get(state.id) ?? this.options.confirmationLink?.({ tool: call.tool, view, ...callerOf(call.identity?.principal) })
     let waitedOut = false
     let decided = earlier
     if (decided === undefined && link !== undefined) {
@@ -473,4 +473,9 @@ export class McpConfirmations {
     }
     return inputRequired({ inputRequests: { [inputKey('confirm', init.round)]: request as InputRequest }, requestState: sealed })
   }
+}
+
+/** The caller a confirmation link keeps (for the page's `approverNotCaller`), when the call has a principal. */
+function callerOf(principal: Principal | undefined): { caller?: { readonly subject: string; readonly issuer: string } } {
+  return principal === undefined ? {} : { caller: { subject: principal.subject, issuer: principal.issuer } }
 }

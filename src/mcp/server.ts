@@ -447,7 +447,7 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       // a confirmation or a pending input the client can be asked about: input_required (the shim asks a 2025 client)
       const ask = confirmations.ask(asked, view)
       if (ask !== undefined) return ask
-      if (view.status === 'needs_confirmation') return checkedResult(withMeta(confirmations.unanswered(name, view), { [MCP_CALL_ID_META_KEY]: callId }))
+      if (view.status === 'needs_confirmation') return checkedResult(withMeta(confirmations.unanswered(name, view, identity.principal), { [MCP_CALL_ID_META_KEY]: callId }))
       const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
       if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
       return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))

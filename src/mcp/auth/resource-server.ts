@@ -18,10 +18,13 @@ import { Introspector } from './introspect.js'
 import { JWKS_TIMINGS, JwksCache, type JwksTimings } from './jwks.js'
 import { scopeTableOf, sendMetadata, type ProtectedResourceMetadata, type ScopeTable } from './metadata.js'
 import { AccessTokenVerifier, DEFAULT_ALGORITHMS } from './verify.js'
+import { readSignInOptions, type ConfirmSignInOptions } from './signin.js'
 import { checkQuotaOptions, PrincipalQuotas, quotaRefusal, type QuotaOptions } from '../quotas.js'
 
 /** `serveHttp`'s `auth` option: verify OAuth access tokens issued by `issuer` for this server. See docs/auth.md. */
 export interface ServeHttpAuthOptions {
+  /** The confirmation page's sign-in with this issuer: only a signed-in approver answers (docs/mcp.md, "Who approved"). */
+  readonly signIn?: ConfirmSignInOptions
   /** The authorization server's issuer identifier, compared exactly; `http:` only on a loopback host. */
   readonly issuer: string
   /** The resource URI tokens must name in `aud` (default: `publicUrl`'s origin plus `path`, else the bound URL). */
@@ -75,6 +78,7 @@ export const AUTH_OPTION_RULES: OptionRules = Object.freeze({
   clockToleranceSec: { must: 'a number of seconds from 0 to 60', ok: (v: unknown) => typeof v === 'number' && v >= 0 && v <= 60 },
   jwksUri: httpsOrLoopback('the key set'),
   introspection: isPlainObject,
+  signIn: isPlainObject,
   quotas: isPlainObject,
 })
 
@@ -97,6 +101,8 @@ export function prepareResourceServer(
     }
   }
   checkQuotaOptions(auth.quotas, 'auth.quotas')
+  // the confirmation page's sign-in: its keys named auth.signIn.<key>, never a value
+  if (auth.signIn !== undefined) readSignInOptions(auth.signIn)
   if (served.token) throw new TypeError('toolwire: serveHttp() takes token or auth, not both (one way to authorize at a time)')
   if (auth.audience === undefined && served.publicUrl === undefined && !served.loopbackBound) {
     throw new TypeError('toolwire: serveHttp() option auth.audience is required when bound to a non-loopback host without publicUrl')
