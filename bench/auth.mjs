@@ -4,13 +4,12 @@
 //   npm run build:ts && node bench/auth.mjs [--rounds 5] [--calls 200] [--inflight 16] [--out <file>]
 //
 // This process runs a loopback issuer (OpenID discovery + a JWKS holding an ES256 and an RS256
-// key, minted with jose) and drives two server processes serving the same echo tool with raw
-// 2026-07-28 `tools/call` requests (fetch, keep-alive):
-// - static: `--token`, every request carries the shared token;
-// - jwt: `--auth-issuer`, each request carries an access token for the server's audience.
-// Legs of the jwt server: one ES256 token reused (the usual case: the verified-token cache
-// answers), one RS256 token reused, and a fresh ES256 token per call (the worst case: every
-// call verifies a signature). A round runs each leg, in a fresh random order, with --calls
+// key, minted with jose) and drives four server processes serving the same echo tool with raw
+// 2026-07-28 `tools/call` requests (fetch, keep-alive), one process per leg, warmed up alike:
+// - static token: `--token`, every request carries the shared token;
+// - JWT (`--auth-issuer`), each request carrying an access token for the server's audience: one
+//   ES256 token reused (the usual case: the verified-token cache answers), one RS256 token
+//   reused, and a fresh ES256 token per call (the worst case: every call verifies a signature). A round runs each leg, in a fresh random order, with --calls
 // sequential calls and --calls calls kept --inflight at a time; a row is the median over rounds
 // of calls per second and of the server's CPU per call (/proc), and the ratio is the median
 // over rounds of the leg's figure over the static token's in the same round. Every answer is
@@ -105,23 +104,34 @@ async function drive(url, tokenOf, calls, inflight) {
 
 const module = echoModule()
 const issuer = await startIssuer()
-const staticServer = await serveToolwireHttp(cli, module.module, ['--stateless', '--token', STATIC_TOKEN])
-const jwtServer = await serveToolwireHttp(cli, module.module, ['--stateless', '--auth-issuer', issuer.issuer])
-const audience = jwtServer.url
+// one server process per leg, each warmed up and driven alike, so that no leg runs on a process the others warmed
+const servers = []
+const serve = async (args) => {
+  const server = await serveToolwireHttp(cli, module.module, ['--stateless', ...args])
+  servers.push(server)
+  return server
+}
 try {
-  const es = await issuer.sign('ES256', audience)
-  const rs = await issuer.sign('RS256', audience)
+  const staticServer = await serve(['--token', STATIC_TOKEN])
+  const esServer = await serve(['--auth-issuer', issuer.issuer])
+  const rsServer = await serve(['--auth-issuer', issuer.issuer])
+  const freshServer = await serve(['--auth-issuer', issuer.issuer])
+  const es = await issuer.sign('ES256', esServer.url)
+  const rs = await issuer.sign('RS256', rsServer.url)
   const fresh = []
-  for (let i = 0; i < 2 * CALLS * (ROUNDS + 1); i++) fresh.push(await issuer.sign('ES256', audience))
+  for (let i = 0; i < 2 * CALLS * (ROUNDS + 2); i++) fresh.push(await issuer.sign('ES256', freshServer.url))
   let freshAt = 0
   const legs = {
     'static token': { server: staticServer, tokenOf: () => STATIC_TOKEN },
-    'JWT ES256, reused': { server: jwtServer, tokenOf: () => es },
-    'JWT RS256, reused': { server: jwtServer, tokenOf: () => rs },
-    'JWT ES256, new per call': { server: jwtServer, tokenOf: () => fresh[freshAt++] },
+    'JWT ES256, reused': { server: esServer, tokenOf: () => es },
+    'JWT RS256, reused': { server: rsServer, tokenOf: () => rs },
+    'JWT ES256, new per call': { server: freshServer, tokenOf: () => fresh[freshAt++] },
   }
-  // warm-up: discovery, the JWKS, the JIT
-  for (const leg of Object.values(legs)) await drive(leg.server.url, leg.tokenOf, Math.min(CALLS, 50), 4)
+  // warm-up, the same for every process: discovery, the JWKS, the JIT
+  for (const leg of Object.values(legs)) {
+    await drive(leg.server.url, leg.tokenOf, CALLS, 1)
+    await drive(leg.server.url, leg.tokenOf, CALLS, INFLIGHT)
+  }
   const samples = Object.fromEntries(Object.keys(legs).map((name) => [name, { seq: [], par: [], cpu: [] }]))
   for (let round = 0; round < ROUNDS; round++) {
     const order = Object.keys(legs).sort(() => Math.random() - 0.5)
@@ -159,8 +169,7 @@ try {
   writeFileSync(OUT, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, load: loadavg(), rounds: ROUNDS, calls: CALLS, inflight: INFLIGHT, rows }, null, 2)}\n`)
   console.log(`written ${OUT}`)
 } finally {
-  staticServer.child.kill()
-  jwtServer.child.kill()
+  for (const server of servers) server.child.kill()
   await issuer.close()
   rmSync(module.dir, { recursive: true, force: true })
 }
