@@ -62,8 +62,15 @@ export function closeUnfinished(req: IncomingMessage, res: ServerResponse, limit
     if (req.complete || req.socket.destroyed) return
     const socket = req.socket
     const start = socket.bytesRead
-    const close = (): void => {
+    // the watch ends with the request's body or the connection, whichever comes first, and leaves
+    // no listener behind: a kept-alive connection answers many early refusals
+    const stop = (): void => {
       clearInterval(timer)
+      socket.off('close', stop)
+      req.off('end', stop)
+    }
+    const close = (): void => {
+      stop()
       socket.destroy()
     }
     // what still arrives is parsed and dropped by node (the request is dumped): counted on the socket
@@ -72,7 +79,7 @@ export function closeUnfinished(req: IncomingMessage, res: ServerResponse, limit
     }, 50)
     const deadline = Date.now() + DRAIN_MS
     timer.unref()
-    socket.once('close', () => clearInterval(timer))
-    req.once('end', () => clearInterval(timer))
+    socket.once('close', stop)
+    req.once('end', stop)
   })
 }
