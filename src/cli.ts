@@ -472,6 +472,19 @@ const AUTH_FLAGS: Readonly<Record<string, readonly [flag: string, env: string, g
   'auth.signIn.approverScope': ['--confirm-approver-scope', '--confirm-approver-scope', () => true],
 }
 
+/** The variables that mean something only with an issuer. */
+const ISSUER_BOUND_ENV = [
+  'TOOLWIRE_AUTH_AUDIENCE',
+  'TOOLWIRE_AUTH_REQUIRE_AT_JWT',
+  'TOOLWIRE_AUTH_JWKS_URI',
+  'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_ID',
+  'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET',
+  'TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL',
+  'TOOLWIRE_AUTH_CALLS_PER_MINUTE',
+  'TOOLWIRE_AUTH_SIGNIN_CLIENT_ID',
+  'TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET',
+] as const
+
 /** A flag's number (`NaN` for text that is none: serveHttp refuses it, naming the flag). */
 function numberOf(text: string): number {
   return /^\s*$/.test(text) ? Number.NaN : Number(text)
@@ -496,6 +509,9 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
   const concurrentCalls = p.maxCallsPerPrincipal ?? env('TOOLWIRE_AUTH_MAX_CALLS_PER_PRINCIPAL')
   const callsPerMinute = p.callsPerMinute ?? env('TOOLWIRE_AUTH_CALLS_PER_MINUTE')
   if (issuer === undefined) {
+    // a variable that only means something with an issuer, set without one: refused like its flag (never an open server)
+    const stray = ISSUER_BOUND_ENV.filter((name) => env(name) !== undefined)
+    if (stray.length > 0) throw new UsageError(`${stray.join(', ')} ${stray.length === 1 ? 'goes' : 'go'} with --auth-issuer (or TOOLWIRE_AUTH_ISSUER), which is not set`)
     if (
       p.authAudience !== undefined ||
       p.authJwksUri !== undefined ||

@@ -151,6 +151,9 @@ describe('toolwire serve --auth-issuer', () => {
       [['serve', '--http', '0.0.0.0:0', '--auth-issuer', 'https://id.example.test'], {}, '--auth-audience (or TOOLWIRE_AUTH_AUDIENCE) is required when --http binds a non-loopback host'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_REQUIRE_AT_JWT: 'yes' }, 'TOOLWIRE_AUTH_REQUIRE_AT_JWT takes 1 or 0'],
       [['serve', '--http', '0', '--calls-per-minute', '5'], {}, 'go with --auth-issuer'],
+      // a variable that needs an issuer, set without one, never leaves the server open
+      [['serve', '--http', '0.0.0.0:0'], { TOOLWIRE_AUTH_AUDIENCE: 'https://x.example/mcp' }, 'TOOLWIRE_AUTH_AUDIENCE goes with --auth-issuer (or TOOLWIRE_AUTH_ISSUER), which is not set'],
+      [['serve', '--http', '0'], { TOOLWIRE_AUTH_CALLS_PER_MINUTE: '5', TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: secret }, 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET, TOOLWIRE_AUTH_CALLS_PER_MINUTE go with --auth-issuer'],
       [['serve', '--http', '0', '--confirm-sign-in'], {}, 'go with --auth-issuer'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-not-caller'], {}, '--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-sign-in'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, '--confirm-sign-in needs TOOLWIRE_AUTH_SIGNIN_CLIENT_ID'],
