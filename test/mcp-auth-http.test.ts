@@ -181,6 +181,16 @@ describe('401: no token, or a bad one; nothing runs', () => {
     expect(runs).toBe(before)
   })
 
+  it('with another scheme than Bearer (Basic): the same bare challenge, no error code (RFC 6750 3.1); a bearer with nothing after it is malformed', async () => {
+    const before = runs
+    const basic = await send(served.url, { headers: { authorization: `Basic ${btoa('alice:pw')}`, 'mcp-protocol-version': MCP_PROTOCOL_VERSION }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } } })
+    expect(basic.status).toBe(401)
+    expect(basic.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl()}"`)
+    const empty = await send(served.url, { headers: { authorization: 'Bearer ', 'mcp-protocol-version': MCP_PROTOCOL_VERSION }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } } })
+    expect(empty.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/)
+    expect(runs).toBe(before)
+  })
+
   const now = () => clock.ms
   const good = () => iss.token('alice', 'files:read files:write')
   const cases: [string, () => Promise<string>, TokenRefusalReason][] = [
@@ -211,11 +221,6 @@ describe('401: no token, or a bad one; nothing runs', () => {
     expect(runs).toBe(before)
   })
 
-  it('an Authorization header that is not a bearer token', async () => {
-    const answer = await send(served.url, { headers: { authorization: 'Basic YWxpY2U6eA==' }, body: {} })
-    expect(answer.status).toBe(401)
-    expect(answer.headers.get('www-authenticate')).toContain('error="invalid_token"')
-  })
 })
 
 describe('a valid token', () => {

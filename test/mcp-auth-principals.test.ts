@@ -208,6 +208,8 @@ describe('tools/call per principal', () => {
 describe('MRTR retries per principal (2026-07-28)', () => {
   it('a retry with a newer token of the same subject opens and runs once as the caller; the state binds principalKey', async () => {
     const r = rig()
+    const approvals: unknown[] = []
+    r.tm.on('confirmation', (e) => void approvals.push({ principal: e.principal?.subject, approvedBy: e.approvedBy }))
     const asked = await rpc(r, alice, 'tools/call', { name: 'pay', arguments: { invoice: 'I-1' } })
     expect(asked.result.resultType).toBe('input_required')
     const state = asked.result.requestState as string
@@ -225,6 +227,8 @@ describe('MRTR retries per principal (2026-07-28)', () => {
       { method: 'confirm', subject: 'alice' },
     ])
     expect(r.runs).toEqual(['pay:alice'])
+    // who approved is recorded: the principal that answered
+    expect(approvals).toEqual([{ principal: 'alice', approvedBy: { subject: 'alice', issuer: alice.issuer } }])
   })
 
   it("another subject's retry of alice's state is refused (Invalid or expired requestState): nothing runs, nothing is answered", async () => {
@@ -287,6 +291,8 @@ describe('tasks per principal (2026-07-28, the tasks extension)', () => {
 
   it("bob's tasks/get, tasks/update and tasks/cancel of alice's task answer exactly as an unknown task; alice's newer token answers it", async () => {
     const r = rig()
+    const approvals: unknown[] = []
+    r.tm.on('confirmation', (e) => void approvals.push(e.approvedBy))
     const called = await rpc(r, alice, 'tools/call', { name: 'pay', arguments: { invoice: 'T-1' } }, true)
     expect(called.result).toMatchObject({ resultType: 'task', status: 'input_required' })
     const taskId = called.result.taskId as string
@@ -309,6 +315,7 @@ describe('tasks per principal (2026-07-28, the tasks extension)', () => {
       { method: 'confirm', subject: 'alice' },
     ])
     expect(r.runs).toEqual(['pay:alice'])
+    expect(approvals).toEqual([{ subject: 'alice', issuer: alice.issuer }])
   })
 
   it("tasks/cancel by alice denies her parked call as alice; a running task's cancel reaches the manager as alice", async () => {
@@ -371,6 +378,8 @@ describe('the 2025 elicitation path (a session, the SDK legacy shim)', () => {
 
   it('a confirmation asked through elicitation/create is answered as the caller; the tool runs as the caller', async () => {
     const r = rig()
+    const approvals: unknown[] = []
+    r.tm.on('confirmation', (e) => void approvals.push(e.approvedBy))
     const client = await legacyClient(r, () => alice, { action: 'accept', content: { approve: true } })
     try {
       const result = await client.callTool({ name: 'pay', arguments: { invoice: 'L-1' } })
@@ -385,6 +394,7 @@ describe('the 2025 elicitation path (a session, the SDK legacy shim)', () => {
       { method: 'confirm', subject: 'alice' },
     ])
     expect(r.runs).toEqual(['pay:alice'])
+    expect(approvals).toEqual([{ subject: 'alice', issuer: alice.issuer }])
   })
 
   it('a request cancelled while its confirmation is asked denies it as the caller', async () => {

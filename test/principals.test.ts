@@ -194,6 +194,18 @@ describe('who approved', () => {
     expect(records).toHaveLength(1)
   })
 
+  it('a principal answers for itself: approvedBy naming someone else is refused invalid_options, and the call stays parked', async () => {
+    const tm = new ToolManager()
+    let runs = 0
+    tm.register({ name: 'pay', inputSchema: { type: 'object' }, needsConfirmation: true, run: () => ++runs })
+    const { confirmId } = (await tm.call('pay', {}, { principal: alice })) as { confirmId: string }
+    const forged = await tm.confirm(confirmId, { approve: true, principal: alice, approvedBy: { subject: 'mallory', issuer: alice.issuer } })
+    expect(forged).toMatchObject({ status: 'refused', code: 'invalid_options', message: expect.stringContaining('approvedBy must name the answering principal') })
+    expect(runs).toBe(0)
+    expect((await tm.confirm(confirmId, { approve: true, principal: alice, approvedBy: { subject: 'alice', issuer: alice.issuer } })).status).toBe('ok')
+    expect(runs).toBe(1)
+  })
+
   it('a store of your own without principals: true refuses a call with a principal, and nothing runs', async () => {
     const { a } = await storePair(kinds[0]!, opened)
     const ownStore = new Proxy(a, { get: (target, key) => (key === 'principals' ? undefined : Reflect.get(target, key, target)) })

@@ -46,7 +46,7 @@ import {
 import { MCP_ENVELOPE_KEYS } from './protocol.js'
 import { MCP_CONFIRMATION_META_KEY, type ServableManager } from './meta.js'
 import type { ConfirmationLink, ConfirmationLinkInput } from './confirm-page.js'
-import { answeredBy, withPrincipal, type RequestIdentity } from './principal-of.js'
+import { answeredBy, confirmAs, type RequestIdentity } from './principal-of.js'
 
 /** What the confirmations of one server factory share (`createMcpServerFactory`'s wiring). */
 export interface ConfirmationWiring {
@@ -219,7 +219,7 @@ export class McpConfirmations {
     if (state.kind === 'input') return this.answerInput(call, state, answer)
     switch (answer.kind) {
       case 'approve':
-        return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, withPrincipal({ approve: true }, call.identity?.principal))), 'confirmation_used', call.ctx.mcpReq.signal)
+        return this.settle(state.id, await this.running(state.id, () => this.tm.confirm(state.id, confirmAs(true, call.identity?.principal))), 'confirmation_used', call.ctx.mcpReq.signal)
       case 'decline':
         return this.deny(call, state)
       case 'url_accept':
@@ -302,7 +302,7 @@ export class McpConfirmations {
    */
   private async deny(call: AskedCall, state: RequestState): Promise<ConfirmationAnswer> {
     const signal = call.ctx.mcpReq.signal
-    const view = await this.tm.confirm(state.id, withPrincipal({ approve: false }, call.identity?.principal))
+    const view = await this.tm.confirm(state.id, confirmAs(false, call.identity?.principal))
     if (refusedWith(view, 'confirmation_used')) {
       const recorded = (await this.recorded(state.id)) ?? (await this.awaitOutcome(state.id, signal))
       if (recorded === undefined) return { kind: 'result', view: this.stillRunning(view), replayed: false }
@@ -418,7 +418,7 @@ export class McpConfirmations {
     if (signal.aborted) return
     const onAbort = (): void => {
       this.abandon.delete(confirmId)
-      void this.tm.confirm(confirmId, withPrincipal({ approve: false }, principal)).catch(() => undefined)
+      void this.tm.confirm(confirmId, confirmAs(false, principal)).catch(() => undefined)
     }
     signal.addEventListener('abort', onAbort, { once: true })
     remember(this.abandon, confirmId, () => {

@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto'
 import type { ServerContext } from '@modelcontextprotocol/server'
-import type { Principal } from '../runtime/principal.js'
+import { principalRef, type Principal } from '../runtime/principal.js'
+import type { ConfirmDecision } from '../runtime/manager.js'
 import { principalOfAuthInfo } from './auth/auth-info.js'
 
 /** What a transport fixes for requests that carry no principal. */
@@ -60,6 +61,14 @@ export function identityOf(ctx: Pick<ServerContext, 'http'>, defaults: Principal
 /** `options` with `principal` set when there is one (the operator's calls stay as they were). */
 export function withPrincipal<T extends object>(options: T, principal: Principal | undefined): T & { principal?: Principal } {
   return principal === undefined ? options : { ...options, principal }
+}
+
+/**
+ * The decision `principal` gives a confirmation: its approval or denial, answered as it (only its
+ * own calls are found) and recorded as who approved. None: the operator's decision, as before.
+ */
+export function confirmAs(approve: boolean, principal: Principal | undefined): ConfirmDecision {
+  return principal === undefined ? { approve } : { approve, principal, approvedBy: principalRef(principal) }
 }
 
 /** The answering options of `tm.resume` / `tm.cancel` for `principal`: `undefined` for none (the operator, as before). */

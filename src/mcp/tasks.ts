@@ -29,7 +29,7 @@ import {
 } from '../runtime/store/tasks.js'
 import { StoreUnavailableError, type ToolStore } from '../runtime/store/types.js'
 import { MCP_CALL_ID_META_KEY } from './meta.js'
-import { answeredBy, withPrincipal } from './principal-of.js'
+import { answeredBy, confirmAs } from './principal-of.js'
 
 /** The extension's identifier, in `extensions` of client and server capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
@@ -460,7 +460,7 @@ export class McpTasks {
   private async deny(parkedId: string, row: TaskRow, principal: Principal | undefined): Promise<void> {
     const confirm = Object.keys(outstanding(row) ?? {}).some((k) => k.startsWith('confirm-'))
     try {
-      if (confirm) await this.tm.confirm(parkedId, withPrincipal({ approve: false }, principal))
+      if (confirm) await this.tm.confirm(parkedId, confirmAs(false, principal))
       else await this.store.deny(parkedId)
     } catch (err) {
       this.onError(err)
@@ -478,7 +478,7 @@ export class McpTasks {
   ): void {
     const parkedId = task.parkedId!
     const work = (async (): Promise<CallResult | undefined> => {
-      if (prefix === 'confirm') return this.tm.confirm(parkedId, withPrincipal({ approve: decision.go }, principal))
+      if (prefix === 'confirm') return this.tm.confirm(parkedId, confirmAs(decision.go, principal))
       if (decision.go) return this.tm.resume(parkedId, decision.answer, answeredBy(principal))
       await this.store.deny(parkedId)
       return undefined

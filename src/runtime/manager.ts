@@ -42,7 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import { isScopeToken, missingScopes, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
+import { isScopeToken, missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -567,6 +567,10 @@ export class ToolManager {
       if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
       const approvedBy = approverOf(decision)
       if (typeof approvedBy === 'string') return this.settleEarly('unknown', undefined, badOptions(approvedBy))
+      // a principal answers for itself: it cannot record someone else as the approver
+      if (principal !== undefined && approvedBy !== undefined && principalKey(approvedBy) !== principalKey(principal)) {
+        return this.settleEarly('unknown', undefined, badOptions('approvedBy must name the answering principal (or be left out) when a principal answers'))
+      }
       by = { principal, approvedBy }
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open

@@ -175,7 +175,8 @@ export class ResourceServer {
 
   /** The principal of a request's `Authorization` header, or the 401 / 503 to answer. */
   async authenticate(header: string | undefined): Promise<GateAnswer> {
-    if (header === undefined) return this.refuse(401, 'Unauthorized', bareChallenge(this.metadataUrl))
+    // no Bearer credential (none, or another scheme such as Basic): the bare challenge, with no error code (RFC 6750 §3.1)
+    if (header === undefined || !/^Bearer(?:[ ]|$)/i.test(header)) return this.refuse(401, 'Unauthorized', bareChallenge(this.metadataUrl))
     const match = header.length > MAX_HEADER ? null : /^Bearer[ ]+([^\s]+)\s*$/i.exec(header)
     if (match === null) return this.refuse(401, 'Unauthorized', invalidTokenChallenge(this.metadataUrl, 'malformed'))
     try {
