@@ -440,6 +440,7 @@ describe('options', () => {
     ['introspection without its secret', { auth: { issuer: 'https://id.example.test', introspection: { clientId: 'a' } } }, /auth\.introspection\.clientSecret is required/],
     ['no issuer', { auth: {} }, /auth\.issuer is required/],
     ['an http issuer off loopback', { auth: { issuer: 'http://id.example.test' } }, /option auth\.issuer must be an https URL/],
+    ['an issuer with credentials in it', { auth: { issuer: 'https://user:pw@id.example.test' } }, /option auth\.issuer must be an https URL without credentials/],
     ['an issuer with a query', { auth: { issuer: 'https://id.example.test/?x=1' } }, /option auth\.issuer/],
     ['HS256 allowed', { auth: { issuer: 'https://id.example.test', algorithms: ['ES256', 'HS256'] } }, /option auth\.algorithms must be/],
     ['none allowed', { auth: { issuer: 'https://id.example.test', algorithms: ['none'] } }, /option auth\.algorithms must be/],

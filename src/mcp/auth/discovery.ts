@@ -15,7 +15,7 @@ const MAX_BODY_BYTES = 256 * 1024
 /** How long one fetch to the issuer may take. */
 export const FETCH_TIMEOUT_MS = 5000
 
-/** Whether `url` is https, or http on a loopback host (tests, a local issuer). */
+/** Whether `url` is https, or http on a loopback host (tests, a local issuer), with no user name or password in it. */
 export function isSecureOrLoopbackUrl(url: string): boolean {
   let u: URL
   try {
@@ -23,6 +23,8 @@ export function isSecureOrLoopbackUrl(url: string): boolean {
   } catch {
     return false
   }
+  // credentials in a URL would be sent (and logged) wherever it is fetched
+  if (u.username !== '' || u.password !== '') return false
   if (u.protocol === 'https:') return true
   return u.protocol === 'http:' && isLoopbackHostName(u.hostname)
 }

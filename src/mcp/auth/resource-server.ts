@@ -69,7 +69,7 @@ const INTROSPECTION_RULES: OptionRules = Object.freeze({
 /** What each `auth` option must be. */
 export const AUTH_OPTION_RULES: OptionRules = Object.freeze({
   issuer: {
-    must: 'an https URL without query or fragment (http only on a loopback host)',
+    must: 'an https URL without credentials, query or fragment (http only on a loopback host)',
     ok: (v: unknown) => typeof v === 'string' && isSecureOrLoopbackUrl(v) && !/[?#]/.test(v),
   },
   audience: { must: 'an absolute URI without fragment', ok: (v: unknown) => isString.ok(v) && URL.canParse(v as string) && !(v as string).includes('#') },
