@@ -106,7 +106,7 @@ function rig(wiring: Partial<ServerWiring> = {}, older = false): Rig {
   const seen: Seen[] = []
   const m = recording(tm, seen)
   if (older) delete (m as { scopesMissing?: unknown }).scopesMissing
-  const tasks = McpTasks.open(m, store)!
+  const tasks = McpTasks.open(m, store, { confirmationsAtPage: wiring.confirmationsAtPage === true })!
   const factory = wiredServerFactory(m, {}, { secret: SECRET, store, tasks, ...wiring })
   return { tm, seen, runs, tasks, handler: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }), factory }
 }
@@ -229,6 +229,24 @@ describe('MRTR retries per principal (2026-07-28)', () => {
     expect(r.runs).toEqual(['pay:alice'])
     // who approved is recorded: the principal that answered
     expect(approvals).toEqual([{ principal: 'alice', approvedBy: { subject: 'alice', issuer: alice.issuer } }])
+  })
+
+  it('with confirmations only at the approval page (serveHttp with auth.signIn), a token never answers one: no form, no task, nothing runs', async () => {
+    const r = rig({ confirmationsAtPage: true })
+    const asked = await rpc(r, alice, 'tools/call', { name: 'pay', arguments: { invoice: 'P-1' } })
+    // no link to offer here (no page in this rig): the call answers that it waits for confirmation, as for a client that cannot be asked
+    expect(asked.result.resultType).not.toBe('input_required')
+    expect(asked.result).toMatchObject({ isError: true })
+    const confirmId = (asked.result._meta as Record<string, { confirmId: string }>)['toolwire/confirmation']!.confirmId
+    // a retry forging a form answer has no state to open
+    expect((await rpc(r, alice, 'tools/call', { name: 'pay', arguments: { invoice: 'P-1' }, inputResponses: CONFIRM, requestState: 'x' })).error).toBeDefined()
+    // a client of the tasks extension gets no task to answer with tasks/update
+    const viaTask = await rpc(r, alice, 'tools/call', { name: 'pay', arguments: { invoice: 'P-2' } }, true)
+    expect(viaTask.result.resultType).not.toBe('task')
+    expect(r.runs).toEqual([])
+    // the page (the operator, after its sign-in) still answers
+    expect((await r.tm.confirm(confirmId, { approve: true, approvedBy: { subject: 'ada', issuer: alice.issuer } })).status).toBe('ok')
+    expect(r.runs).toEqual(['pay:alice'])
   })
 
   it("another subject's retry of alice's state is refused (Invalid or expired requestState): nothing runs, nothing is answered", async () => {

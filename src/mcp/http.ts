@@ -399,7 +399,9 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   }
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
-  const servedTasks = serveTasks(tm, options.store, onError)
+  // with sign-in at the approval page, a confirmation is answered there only: never in a form a token answers
+  const confirmationsAtPage = options.auth?.signIn !== undefined
+  const servedTasks = serveTasks(tm, options.store, onError, confirmationsAtPage)
   const tasks = servedTasks?.tasks
   const factory: McpServerFactory = wiredServerFactory(tm, serverOptions, {
     ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
@@ -409,6 +411,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     owner: taskOwner(options.token),
     // with auth, a request that reached the server without a principal acts for no one (never as the operator)
     principalRequired: options.auth !== undefined,
+    confirmationsAtPage,
   })
   // the 2026-07-28 era: one server per request, never a session
   const modernHandler = createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto', onerror: onError })

@@ -56,6 +56,11 @@ export interface ConfirmationWiring {
   readonly principal?: string
   /** The durable store, to answer a replayed retry with the outcome recorded on any instance. */
   readonly store?: ToolStore
+  /**
+   * Confirmations are answered only at the approval page (its sign-in decides who may): never in
+   * a form a client answers with its token. `serveHttp` sets it with `auth.signIn`.
+   */
+  readonly confirmationsAtPage?: boolean
 }
 
 /** The server options the confirmations read (`McpServerOptions`). */
@@ -129,6 +134,8 @@ export class McpConfirmations {
   private readonly principal: string
   private readonly store: ToolStore | undefined
   private readonly secret: ApprovalSecrets | undefined
+  /** Confirmations only at the approval page: {@link ConfirmationWiring.confirmationsAtPage}. */
+  private readonly atPage: boolean
   private readonly urlWaitMs: number
   /** parked id → the result of its run here, for a replayed retry on a manager without a store. */
   private readonly outcomes = new Map<string, CallResult>()
@@ -155,6 +162,7 @@ export class McpConfirmations {
     this.principal = wiring.principal ?? ''
     this.store = wiring.store
     this.secret = wiring.secret
+    this.atPage = wiring.confirmationsAtPage === true
     this.urlWaitMs = options.urlConfirmationWaitMs ?? URL_CONFIRMATION_WAIT_MS
   }
 
@@ -175,7 +183,7 @@ export class McpConfirmations {
       return inputRequired({ inputRequests: { [inputKey('input', 1)]: fit.request as InputRequest }, requestState: state })
     }
     if (view.status !== 'needs_confirmation' || this.options.confirmations === 'refuse') return undefined
-    const confirmVia = this.tm.manifest().find((entry) => entry.name === call.tool)?.confirmVia
+    const confirmVia = this.atPage ? 'url' : this.tm.manifest().find((entry) => entry.name === call.tool)?.confirmVia
     const mode = confirmationMode({ capabilities, confirmVia, linkAvailable: this.options.confirmationLink !== undefined })
     if (mode === 'none') return undefined
     remember(this.views, view.confirmId, view)

@@ -23,11 +23,11 @@ export interface ServedTasks {
  * has a task table and the manager can answer tasks; otherwise undefined (the extension is not
  * advertised), said once to `onError` when a store lacks tasks.
  */
-export function serveTasks(tm: ServableManager, store: ToolStore | undefined, onError: (error: Error) => void): ServedTasks | undefined {
+export function serveTasks(tm: ServableManager, store: ToolStore | undefined, onError: (error: Error) => void, confirmationsAtPage = false): ServedTasks | undefined {
   if (store === undefined) return undefined
   const m = tm as Partial<TaskManager>
   if (typeof m.resume !== 'function' || typeof m.cancel !== 'function' || typeof m.recover !== 'function') return undefined
-  const tasks = McpTasks.open(tm as unknown as TaskManager, store, { onError: (e) => onError(e instanceof Error ? e : new Error(String(e))) })
+  const tasks = McpTasks.open(tm as unknown as TaskManager, store, { onError: (e) => onError(e instanceof Error ? e : new Error(String(e))), confirmationsAtPage })
   if (tasks === undefined) {
     onError(new Error(`toolwire: ${NO_TASKS_SUPPORT}`))
     return undefined

@@ -116,6 +116,8 @@ export interface McpTasksOptions {
   readonly leaseMs?: number
   /** Hears of a failure of a detached run's bookkeeping (the store failed while recording its outcome). Must not throw. */
   readonly onError?: (error: unknown) => void
+  /** Confirmations are answered only at the approval page (its sign-in): a task never asks for one as a form. */
+  readonly confirmationsAtPage?: boolean
 }
 
 /** What a task needs to know of the call that made it. */
@@ -157,8 +159,12 @@ const APPROVE_SCHEMA = (summary: string): JsonObject => ({
   required: ['approve'],
 })
 
-/** The input request of a parked call, or `undefined` when it is not one a task can ask for (an authorization by URL). */
-function waitOf(view: CallResult): Wait | undefined {
+/**
+ * The input request of a parked call, or `undefined` when it is not one a task can ask for (an
+ * authorization by URL; a confirmation, when confirmations are answered only at the approval page).
+ */
+function waitOf(view: CallResult, atPage = false): Wait | undefined {
+  if (atPage && (view.status === 'needs_confirmation' || (view.status === 'pending' && view.request.kind === 'confirmation'))) return undefined
   if (view.status === 'needs_confirmation') {
     const params = { mode: 'form', message: `Confirm: ${view.summary}`, requestedSchema: APPROVE_SCHEMA(view.summary) }
     return { parkedId: view.confirmId, prefix: 'confirm', request: { method: 'elicitation/create', params }, message: `Waiting for approval: ${view.summary}` }
@@ -254,6 +260,7 @@ export class McpTasks {
   private readonly pollIntervalMs: number
   private readonly leaseMs: number
   private readonly onError: (error: unknown) => void
+  private readonly atPage: boolean
   /** Runs started here, by task id: what `tasks/cancel` stops, and what {@link idle} waits for. */
   private readonly running = new Map<string, { readonly callId: string; readonly done: Promise<void> }>()
 
@@ -266,6 +273,7 @@ export class McpTasks {
     this.ttlMs = options.ttlMs ?? 86_400_000
     this.pollIntervalMs = options.pollIntervalMs ?? 2000
     this.leaseMs = options.leaseMs ?? 10 * 60_000
+    this.atPage = options.confirmationsAtPage === true
     const report = options.onError ?? ((error: unknown) => process.emitWarning(error instanceof Error ? error : String(error)))
     this.onError = (error) => {
       try {
@@ -292,7 +300,7 @@ export class McpTasks {
    * Rejects with a `StoreUnavailableError` when the store fails (the call stays parked).
    */
   async taskFor(view: CallResult, call: TaskCall): Promise<CreateTaskResult | undefined> {
-    const wait = waitOf(view)
+    const wait = waitOf(view, this.atPage)
     if (wait === undefined) return undefined
     const key = `${wait.prefix}-1`
     const { taskId, task } = await this.tasks.create({
@@ -500,17 +508,17 @@ export class McpTasks {
     for (;;) {
       const row = await this.tasks.get(taskId, owner)
       if (row === undefined || isTerminalTask(row.status)) return // swept or expired meanwhile: nothing to record
-      const next = nextState(row, view, callId)
+      const next = nextState(row, view, callId, this.atPage)
       if ((await this.tasks.update(taskId, owner, row.version, next)) !== undefined) return
     }
   }
 }
 
 /** The change a continued call's outcome makes to its task. */
-function nextState(row: TaskRow, view: CallResult | undefined, callId: string): TaskPatch {
+function nextState(row: TaskRow, view: CallResult | undefined, callId: string, atPage: boolean): TaskPatch {
   if (view === undefined) return { status: 'completed', result: DECLINED_RESULT(callId), statusMessage: 'Declined', leaseMs: null }
   if (view.status === 'cancelled') return { status: 'cancelled', statusMessage: 'Cancelled', leaseMs: null }
-  const wait = waitOf(view)
+  const wait = waitOf(view, atPage)
   if (wait !== undefined) {
     const key = `${wait.prefix}-${Object.keys(row.inputRequests ?? {}).length + 1}`
     return { status: 'input_required', statusMessage: wait.message, parkedId: wait.parkedId, inputRequests: { ...(row.inputRequests ?? {}), [key]: wait.request }, leaseMs: null }
