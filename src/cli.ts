@@ -501,6 +501,9 @@ function envFlag(name: string): boolean {
 /** `serveHttp`'s `auth` from the --auth-* flags and TOOLWIRE_AUTH_* variables (a flag wins), or undefined without an issuer. */
 function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
   const env = (name: string): string | undefined => process.env[name]
+  // a misspelled variable would leave the option it meant off (an issuer: an open server)
+  const unknown = Object.keys(process.env).filter((name) => name.startsWith('TOOLWIRE_AUTH_') && name !== 'TOOLWIRE_AUTH_ISSUER' && !(ISSUER_BOUND_ENV as readonly string[]).includes(name))
+  if (unknown.length > 0) throw new UsageError(`unknown environment variable ${unknown.sort().join(', ')} (the TOOLWIRE_AUTH_* variables: TOOLWIRE_AUTH_ISSUER, ${ISSUER_BOUND_ENV.join(', ')})`)
   const issuer = p.authIssuer ?? env('TOOLWIRE_AUTH_ISSUER')
   const audience = p.authAudience ?? env('TOOLWIRE_AUTH_AUDIENCE')
   const jwksUri = p.authJwksUri ?? env('TOOLWIRE_AUTH_JWKS_URI')
@@ -519,18 +522,23 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
       p.authRequireAtJwt ||
       p.maxCallsPerPrincipal !== undefined ||
       p.callsPerMinute !== undefined ||
-      p.confirmSignIn
+      p.confirmSignIn ||
+      p.confirmApproverScope !== undefined ||
+      p.confirmNotCaller
     ) {
       throw new UsageError(
-        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal, --calls-per-minute and --confirm-sign-in go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
+        '--auth-audience, --auth-require-at-jwt, --auth-jwks-uri, --auth-introspection-client-id, --max-calls-per-principal, --calls-per-minute and --confirm-* go with --auth-issuer (or TOOLWIRE_AUTH_ISSUER)',
       )
     }
   }
-  if (!p.confirmSignIn && (p.confirmApproverScope !== undefined || p.confirmNotCaller)) throw new UsageError('--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in')
   if (issuer === undefined) return undefined
   const signInClientId = env('TOOLWIRE_AUTH_SIGNIN_CLIENT_ID')
   const signInSecret = env('TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET')
   if (p.confirmSignIn && (signInClientId === undefined || signInClientId === '')) throw new UsageError('--confirm-sign-in needs TOOLWIRE_AUTH_SIGNIN_CLIENT_ID (the confirmation page\'s client at the issuer)')
+  // the sign-in variables never go unused: the client id turns sign-in on, as each variable turns its option on
+  if (!p.confirmSignIn && signInClientId === undefined && signInSecret !== undefined) throw new UsageError('TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET goes with TOOLWIRE_AUTH_SIGNIN_CLIENT_ID')
+  const signIn = p.confirmSignIn || signInClientId !== undefined
+  if (!signIn && (p.confirmApproverScope !== undefined || p.confirmNotCaller)) throw new UsageError('--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in (or TOOLWIRE_AUTH_SIGNIN_CLIENT_ID)')
   const clientSecret = env('TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET')
   if (clientId !== undefined && (clientSecret === undefined || clientSecret === '')) {
     throw new UsageError('--auth-introspection-client-id needs TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET (the secret is read from the environment only)')
@@ -549,7 +557,7 @@ function authOptions(p: Parsed): ServeHttpAuthOptions | undefined {
             ...(callsPerMinute === undefined ? {} : { callsPerMinute: numberOf(callsPerMinute) }),
           },
         }),
-    ...(!p.confirmSignIn
+    ...(!signIn
       ? {}
       : {
           signIn: {

@@ -155,6 +155,10 @@ describe('toolwire serve --auth-issuer', () => {
       [['serve', '--http', '0.0.0.0:0'], { TOOLWIRE_AUTH_AUDIENCE: 'https://x.example/mcp' }, 'TOOLWIRE_AUTH_AUDIENCE goes with --auth-issuer (or TOOLWIRE_AUTH_ISSUER), which is not set'],
       [['serve', '--http', '0'], { TOOLWIRE_AUTH_CALLS_PER_MINUTE: '5', TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET: secret }, 'TOOLWIRE_AUTH_INTROSPECTION_CLIENT_SECRET, TOOLWIRE_AUTH_CALLS_PER_MINUTE go with --auth-issuer'],
       [['serve', '--http', '0', '--confirm-sign-in'], {}, 'go with --auth-issuer'],
+      [['serve', '--http', '0', '--confirm-approver-scope', 'approve:{tool}'], {}, 'go with --auth-issuer'],
+      // a misspelled variable (here the issuer's) never leaves the option it meant off
+      [['serve', '--http', '0'], { TOOLWIRE_AUTH_ISUER: 'https://id.example.test' }, 'unknown environment variable TOOLWIRE_AUTH_ISUER'],
+      [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, 'TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET goes with TOOLWIRE_AUTH_SIGNIN_CLIENT_ID'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-not-caller'], {}, '--confirm-approver-scope and --confirm-not-caller go with --confirm-sign-in'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-sign-in'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, '--confirm-sign-in needs TOOLWIRE_AUTH_SIGNIN_CLIENT_ID'],
       [['serve', '--http', '0', '--auth-issuer', 'https://id.example.test', '--confirm-sign-in', '--confirm-approver-scope', 'a b'], { TOOLWIRE_AUTH_SIGNIN_CLIENT_ID: 'page', TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: secret }, '--confirm-approver-scope must be'],
@@ -175,17 +179,16 @@ describe('toolwire serve --auth-issuer', () => {
     expect(givenSecrets([], { TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: 'the-page-secret' })).toContain('the-page-secret')
   })
 
-  it('--confirm-sign-in serves the page sign-in: its callback is reached and refuses a sign-in it did not start', async () => {
-    const served = await serve(['--auth-issuer', iss.issuer, '--confirm-sign-in', '--confirm-approver-scope', 'approve:{tool}', '--confirm-not-caller'], {
-      TOOLWIRE_AUTH_SIGNIN_CLIENT_ID: 'page',
-      TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: 'page-secret',
-    })
-    try {
-      const callback = await fetch(new URL('/confirm/callback?code=x&state=y', served.url), { redirect: 'manual' })
-      expect(callback.status).toBe(403)
-      expect(await callback.text()).not.toContain('page-secret')
-    } finally {
-      await served.stop()
+  it('--confirm-sign-in (or TOOLWIRE_AUTH_SIGNIN_CLIENT_ID alone) serves the page sign-in: its callback is reached and refuses a sign-in it did not start', async () => {
+    for (const args of [['--confirm-sign-in', '--confirm-approver-scope', 'approve:{tool}', '--confirm-not-caller'], []]) {
+      const served = await serve(['--auth-issuer', iss.issuer, ...args], { TOOLWIRE_AUTH_SIGNIN_CLIENT_ID: 'page', TOOLWIRE_AUTH_SIGNIN_CLIENT_SECRET: 'page-secret' })
+      try {
+        const callback = await fetch(new URL('/confirm/callback?code=x&state=y', served.url), { redirect: 'manual' })
+        expect(callback.status).toBe(403)
+        expect(await callback.text()).not.toContain('page-secret')
+      } finally {
+        await served.stop()
+      }
     }
   })
 })
