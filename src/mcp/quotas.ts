@@ -16,7 +16,7 @@ export interface QuotaOptions {
   readonly burst?: number
 }
 
-/** @internal A clock and a bound for tests. */
+/** A clock and a bound, for tests (not an option of serveHttp). */
 export interface QuotaInternals {
   /** Milliseconds on a monotonic clock (default `performance.now()`). */
   readonly now?: () => number

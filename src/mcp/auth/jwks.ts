@@ -13,7 +13,7 @@
  *
  * The clock and `fetch` are injectable, so the bounds are tested without waiting.
  */
-import type { JSONWebKeySet, JWK, JWTVerifyGetKey } from 'jose'
+import type { JSONWebKeySet, JWK, JWTVerifyGetKey } from 'jose' with { 'resolution-mode': 'import' }
 import { AuthUnavailable } from './challenge.js'
 import { fetchJson, type AuthFetch } from './discovery.js'
 
@@ -60,7 +60,7 @@ export function publicKeysOf(doc: Record<string, unknown>): JWK[] {
   )
 }
 
-type Jose = typeof import('jose')
+type Jose = typeof import('jose', { with: { 'resolution-mode': 'import' } })
 
 /** The key set cache (see the module comment). */
 export class JwksCache {

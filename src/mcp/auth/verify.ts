@@ -8,7 +8,7 @@
  * SHA-256, at most 10,000), forgotten when the key set changes. `jose` is loaded on first use.
  */
 import { createHash } from 'node:crypto'
-import type { JWTPayload } from 'jose'
+import type { JWTPayload } from 'jose' with { 'resolution-mode': 'import' }
 import { readPrincipal, type Principal } from '../../runtime/principal.js'
 import { AuthUnavailable, TokenRefused, type TokenRefusalReason } from './challenge.js'
 import type { JwksCache, KeySet } from './jwks.js'
@@ -104,7 +104,7 @@ export class AccessTokenVerifier {
   private keysVersion = 0
 
   constructor(
-    private readonly jose: typeof import('jose'),
+    private readonly jose: typeof import('jose', { with: { 'resolution-mode': 'import' } }),
     private readonly rules: VerifyRules,
     private readonly keys: JwksCache,
     private readonly now: () => number,
