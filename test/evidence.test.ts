@@ -159,7 +159,8 @@ describe('who called and who approved', () => {
       const records = [identified(0), identified(1), record(2)]
       await withStores(kind, async (open) => {
         const adapter = evidenceOf(await open())
-        for (const r of records) void adapter.append(r)
+        // one after the other: appends made at the same time may be written in any order (docs/store.md)
+        for (const r of records) await adapter.append(r)
         await adapter.flush!()
         expect(await adapter.readAll()).toEqual(records)
         expect(await (await open()).readEvidence()).toEqual(records)
