@@ -82,7 +82,7 @@ async function baseline(ctx) {
       return [
         { name: 'bare await', role: 'bare', notes: 'await body(args): pre-parsed args, no validation (floor)', run: () => body(args) },
         { name: 'hand-written (JSON.parse + ajv)', role: 'ajv', notes: handNotes, run: () => call(argsText), check: call },
-        { name: 'hand-written + result guarantees (floor)', notes: guaranteedNotes, run: () => guaranteed(argsText), check: guaranteed },
+        { name: 'hand-written + result guarantees (floor)', role: 'guarantees', notes: guaranteedNotes, run: () => guaranteed(argsText), check: guaranteed },
       ];
     case 2:
       return [

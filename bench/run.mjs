@@ -110,7 +110,7 @@ async function childMain(opts) {
     const tables = [];
     if (group === 1) {
       const ctx = W.makeContext(1);
-      tables.push({ key: 'single', title: meta.title, ctx, baselines: [{ role: 'ajv', label: 'ajv' }, { role: 'bare', label: 'bare' }], candidates: await build(ctx) });
+      tables.push({ key: 'single', title: meta.title, ctx, baselines: [{ role: 'ajv', label: 'ajv' }, { role: 'bare', label: 'bare' }, { role: 'guarantees', label: 'floor' }], candidates: await build(ctx) });
     } else if (group === 2) {
       for (const n of [10, 100]) {
         const ctx = W.makeContext(2, { batchSize: n });
@@ -176,6 +176,7 @@ function formatGroup(H, res, clean) {
 async function parentMain(opts) {
   const H = await import('./harness.mjs');
   const { FAMILIES } = await import('./peers.mjs');
+  const { targetsOf, formatTargets } = await import('./targets.mjs');
   const t0 = performance.now();
   const cpu = cpus();
   const out = {
@@ -226,6 +227,8 @@ async function parentMain(opts) {
     out.groups.push(res);
   }
   out.plugin = pluginNote;
+  out.targets = targetsOf(out);
+  if (out.targets.length !== 0) console.log(formatTargets(out.targets));
   out.loadavgAtEnd = loadavg();
   out.totalSeconds = (performance.now() - t0) / 1000;
   mkdirSync(dirname(opts.out), { recursive: true });

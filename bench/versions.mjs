@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeFor } from '../scripts/node-matrix.mjs';
+import { formatTargets, targetsOf } from './targets.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(HERE, '..');
@@ -84,10 +85,12 @@ export function runOnVersions(majors, passArgs, { quick, saved = false }) {
   console.log(`\n##### Node.js versions side by side: each row's ratio to its table's baseline (hand-written JSON.parse + ajv; the floor for 1 MiB; plain objects for memory), the median of its per-round ratios in each version's run`);
   for (const r of runs) console.log(`Node.js ${r.node.version}: V8 ${r.node.v8}, ${r.seconds.toFixed(0)} s, load average ${r.result.loadavgAtStart[0].toFixed(1)} at start`);
   console.log(markdown);
+  for (const r of runs) console.log(formatTargets(targetsOf(r.result), `Targets (issue #24) on Node.js ${r.node.version}`));
   const summary = {
     date: new Date().toISOString(),
     versions: runs.map((r) => ({ node: r.node.version, v8: r.node.v8, file: relative(ROOT, r.out), seconds: r.seconds, loadavgAtStart: r.result.loadavgAtStart })),
     rows: table,
+    targets: runs.map((r) => ({ node: r.node.version, targets: targetsOf(r.result) })),
     totalSeconds: saved ? runs.reduce((n, r) => n + r.seconds, 0) : (performance.now() - t0) / 1000,
   };
   const out = join(HERE, 'results', `${prefix}-versions.json`);
