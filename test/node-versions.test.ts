@@ -7,6 +7,8 @@ import { SUPPORTED_NODE, nodeSupport } from '../src/core/engine.js'
 // @ts-expect-error: plain .mjs scripts, no declarations
 import { compare } from '../bench/versions.mjs'
 // @ts-expect-error: plain .mjs scripts, no declarations
+import { formatTargets, targetsOf } from '../bench/targets.mjs'
+// @ts-expect-error: plain .mjs scripts, no declarations
 import { MAJORS, PINNED, nodeFor, runEnv, root } from '../scripts/node-matrix.mjs'
 
 interface Pin {
@@ -93,5 +95,52 @@ describe('bench/versions.mjs compare', () => {
       '| single | toolwire tm.callJson | 2.60× | 2.00× | 0.77× | 2,600 ns | 2,000 ns |',
       '| memory | toolwire views | 2.50× | 2.00× | 0.80× | 240 B | 192 B |',
     ])
+  })
+})
+
+describe('bench/targets.mjs targetsOf', () => {
+  const row = (name: string, family: string, samples: number[], extra: Record<string, unknown> = {}) => ({
+    name,
+    family,
+    role: null,
+    status: 'ok',
+    validation: 'ok (rejects {"text":1})',
+    median: [...samples].sort((a, b) => a - b)[samples.length >> 1],
+    samples,
+    ...extra,
+  })
+  const result = {
+    groups: [
+      {
+        group: 1,
+        tables: [
+          {
+            key: 'single',
+            rows: [
+              row('hand-written + result guarantees (floor)', 'baseline', [1000, 2000, 1000]),
+              // per round: 1.4, 1.6, 1.3 -> median 1.4 (the ratio of medians would be 1.6/1.0 = 1.6)
+              row('toolwire tm.callJson', 'toolwire', [1400, 3200, 1300]),
+              row('toolwire tm.call', 'toolwire', [1600, 3400, 1700]),
+              // the fastest validating peer; a faster one that does not validate does not count
+              row('ai: jsonSchema + ajv validate', 'ai', [2100, 3300, 1700]),
+              row('ai: jsonSchema() without validate', 'ai', [100, 100, 100], { status: 'not-validating' }),
+              row('mcp (a): tools/call handler', 'mcp', [9000, 9000, 9000]),
+            ],
+          },
+        ],
+      },
+      { group: 2, tables: [{ key: 'batch100', rows: [row('toolwire tm.callMany', 'toolwire', [700, 800, 900])] }] },
+    ],
+  }
+
+  it('gives T1 and T2 as medians of per-round ratios to the floor and to the fastest validating peer, and T3 against T1', () => {
+    const [t1, t2, t3] = targetsOf(result)
+    expect(t1).toMatchObject({ id: 'T1', overFloor: 1.4, peer: 'ai: jsonSchema + ajv validate', met: true })
+    expect(t1.peerOverTw).toBeCloseTo(1.3077, 3) // 1.5, 1.03, 1.31
+    expect(t2).toMatchObject({ id: 'T2', met: false }) // 1.6, 1.7, 1.7 over the floor
+    expect(t2.overFloor).toBeCloseTo(1.7, 5)
+    expect(t3).toMatchObject({ id: 'T3', met: true }) // 800 / 1400 = 0.57
+    expect(t3.ratio).toBeCloseTo(800 / 1400, 5)
+    expect(formatTargets([t1, t2, t3]).split('\n').slice(1, 3)).toEqual(['Targets (issue #24)', '| # | target | measured | met? |'])
   })
 })
