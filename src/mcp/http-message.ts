@@ -3,10 +3,10 @@
  * values) checked in one linear pass before `JSON.parse`, wide integer ids read as aliases,
  * batches refused (not part of MCP), and the JSON-RPC 2.0 shape checked.
  */
-import { parseJSONRPCMessage } from '@modelcontextprotocol/server'
 import { textShape } from '../core/json.js'
 import type { JsonRpcErrorBody } from './http-answers.js'
 import type { WideIds } from './ids.js'
+import { readJsonRpcMessage } from './jsonrpc.js'
 
 /** The deepest nesting a request body may have (as for stdio frames). */
 export const MAX_BODY_DEPTH = 1000
@@ -40,7 +40,7 @@ export function messageOfBody(text: string, maxValues: number, ids: WideIds): { 
   }
   if (Array.isArray(value)) return { refusal: { status: 400, code: -32600, message: 'Invalid Request: JSON-RPC batches are not part of MCP' } }
   try {
-    return { message: parseJSONRPCMessage(value) as HttpJsonRpcMessage }
+    return { message: readJsonRpcMessage(value) as HttpJsonRpcMessage }
   } catch {
     const id = (value as { id?: unknown } | null)?.id
     const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
