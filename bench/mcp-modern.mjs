@@ -3,8 +3,9 @@
 //
 //   npm run build:ts && node bench/mcp-modern.mjs [--rounds 7] [--calls 300] [--inflight 16]
 //                                                 [--era modern|legacy|both] [--transport http,stdio] [--out <file>]
+//                                                 [--cli <dist/cli.js of another build>]
 //
-// Two server processes serve the same echo tool: `toolwire serve echo.mjs --http --stateless`
+// Server processes serve the same echo tool: `toolwire serve echo.mjs --http --stateless`
 // (dist/cli.js) and bench/mcp-v2-peer.mjs (`createMcpHandler`, a fresh low-level `Server` per
 // request with a shared validator, node:http and a thin adapter). One driver, this process,
 // posts raw `tools/call` requests with fetch (keep-alive) to both:
@@ -38,7 +39,8 @@ const INFLIGHT = Number(option('inflight', 16))
 const ERAS = { modern: ['modern'], legacy: ['legacy'], both: ['modern', 'legacy'] }[option('era', 'both')]
 const TRANSPORTS = option('transport', 'http,stdio').split(',')
 const OUT = resolve(option('out', join(HERE, 'results', 'mcp-modern.json')))
-const cli = join(HERE, '..', 'dist', 'cli.js')
+// --cli <another build's dist/cli.js>: measure that build instead (a before/after on one machine)
+const cli = resolve(option('cli', join(HERE, '..', 'dist', 'cli.js')))
 if (ERAS === undefined) throw new Error('--era takes modern, legacy or both')
 
 const MODERN = '2026-07-28'
@@ -191,7 +193,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 load.push(loadavg()[0])
 
-const eraName = { modern: `${MODERN} (modern)`, legacy: `${LEGACY}, no session` }
+const eraName = (transport, era) => (era === 'modern' ? `${MODERN} (modern)` : transport === 'stdio' ? `${LEGACY}, initialize` : `${LEGACY}, no session`)
 console.log(`\n=== MCP: toolwire serve vs a plain SDK v2 server (createMcpHandler over HTTP, serveStdio), tools/call (echo)`)
 console.log(`Node ${process.version}, ${cpus().length} cores, load average ${load.map((l) => l.toFixed(1)).join(' → ')}; ${ROUNDS} rounds × ${CALLS} calls sequential and ${INFLIGHT} in flight; medians of calls/s`)
 console.log(`| transport | era | server | sequential | vs SDK v2 | ${INFLIGHT} in flight | vs SDK v2 | server CPU per call | vs SDK v2 | answers |`)
@@ -213,7 +215,7 @@ for (const leg of legs) {
   }
   rows.push(row)
   console.log(
-    `| ${leg.transport} | ${eraName[leg.era]} | ${leg.server} | ${row.sequentialPerSecond.toFixed(0)} | ${row.sequentialRatio.toFixed(2)}x | ${row.inflightPerSecond.toFixed(0)} | ${row.inflightRatio.toFixed(2)}x | ${row.serverCpuMicrosPerCall.toFixed(0)} µs | ${row.serverCpuRatio.toFixed(2)}x | ${leg.contentType} |`,
+    `| ${leg.transport} | ${eraName(leg.transport, leg.era)} | ${leg.server} | ${row.sequentialPerSecond.toFixed(0)} | ${row.sequentialRatio.toFixed(2)}x | ${row.inflightPerSecond.toFixed(0)} | ${row.inflightRatio.toFixed(2)}x | ${row.serverCpuMicrosPerCall.toFixed(0)} µs | ${row.serverCpuRatio.toFixed(2)}x | ${leg.contentType} |`,
   )
 }
 mkdirSync(dirname(OUT), { recursive: true })
