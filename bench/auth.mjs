@@ -21,13 +21,9 @@ import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { SignJWT, exportJWK, generateKeyPair } from 'jose'
-import { cpuOf, echoModule, freePort, median, serveToolwireHttp } from './mcp-lib.mjs'
+import { cpuOf, echoModule, freePort, median, option, serveToolwireHttp } from './mcp-lib.mjs'
 
 const HERE = import.meta.dirname
-const option = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? fallback : process.argv[i + 1]
-}
 const ROUNDS = Number(option('rounds', 5))
 const CALLS = Number(option('calls', 200))
 const INFLIGHT = Number(option('inflight', 16))

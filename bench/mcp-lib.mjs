@@ -1,4 +1,4 @@
-// Helpers the MCP benches share (bench/mcp-http.mjs, bench/mcp-modern.mjs).
+// Helpers the MCP benches share (bench/mcp-http.mjs, bench/mcp-modern.mjs, bench/auth.mjs).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -20,6 +20,12 @@ export function echoModule() {
 `,
   )
   return { dir, module }
+}
+
+/** The value after `--<name>` on the command line, or `fallback`. */
+export const option = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? fallback : process.argv[i + 1]
 }
 
 export const freePort = () =>

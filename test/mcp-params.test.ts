@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { isCallToolResult } from '@modelcontextprotocol/server'
 import { describe, expect, it, vi } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { importMcpTools } from '../src/mcp/client.js'
@@ -44,6 +45,15 @@ async function session(requests: readonly unknown[], rawLines: readonly string[]
     name: 'bad_image',
     inputSchema: { type: 'object' },
     run: () => ({ output: 'a picture', isError: false, parts: [{ type: 'image', mimeType: 'image/png', data: '%%not base64%%' }] }),
+  })
+  tm.register({ name: 'words', inputSchema: { type: 'object' }, run: () => 'plain words' })
+  tm.register({ name: 'list', inputSchema: { type: 'object' }, run: () => [1, 'two', { three: null }] })
+  tm.register({
+    name: 'fails',
+    inputSchema: { type: 'object' },
+    run: () => {
+      throw new Error('nope')
+    },
   })
   const input = new PassThrough()
   const output = new PassThrough()
@@ -110,6 +120,21 @@ describe('MCP tools/call params', () => {
       expect(frame.error).toEqual({ code: -32603, message: 'Internal error: the tool result is not a valid CallToolResult' })
     } else {
       expect(CallToolResultSchema.safeParse(frame.result).success).toBe(true)
+    }
+  })
+
+  it('a result of one text item (structured or not, success or error) is a valid CallToolResult as built: it is not parsed again per call', async () => {
+    const frames = await session([
+      call(1, { name: 'echo', arguments: { text: 'hello', n: 1 } }),
+      call(2, { name: 'words', arguments: {} }),
+      call(3, { name: 'list', arguments: {} }),
+      call(4, { name: 'fails', arguments: {} }),
+    ])
+    for (const id of [1, 2, 3, 4]) {
+      const result = frames.get(id)?.result as { content: unknown[] } | undefined
+      expect(result?.content).toHaveLength(1)
+      expect(isCallToolResult(result)).toBe(true)
+      expect(CallToolResultSchema.safeParse(result).success).toBe(true)
     }
   })
 

@@ -16,50 +16,37 @@
  * session table with per-client caps and an idle timeout, and an event store bounded by bytes.
  * See docs/mcp.md.
  */
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
   createMcpHandler,
-  parseJSONRPCMessage,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server'
-import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { callParamsError, wiredServerFactory, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
-import {
-  checkOptions,
-  isBoolean,
-  isCount,
-  isFunction,
-  isListOf,
-  isNonEmptyString,
-  isObjectWith,
-  isPlainObject,
-  isPositiveInteger,
-  isPositiveMs,
-  isWaitMs,
-  pick,
-  type OptionRule,
-  type OptionRules,
-} from './options.js'
+import { checkOptions, pick } from './options.js'
 import { closeUnfinished, readBody } from './body.js'
-import { prepareResourceServer, type ResourceServer, type ServeHttpAuthOptions } from './auth/resource-server.js'
-export type { ServeHttpAuthOptions }
-import { acceptsJsonAndEventStream, hostNameOf, isHttpUrl, isLoopbackAddress, isOrigin, LOOPBACK_NAMES, originHostName } from './http-checks.js'
+import { prepareResourceServer, type ResourceServer } from './auth/resource-server.js'
+import { SERVE_HTTP_OPTION_RULES, type HttpMcpServer, type ServeHttpOptions } from './http-options.js'
+export type { ServeHttpAuthOptions } from './auth/resource-server.js'
+export type { HttpMcpServer, ServeHttpOptions } from './http-options.js'
+import { sendError, sendJson, sendText } from './http-answers.js'
+import { httpGate } from './http-gate.js'
+import { messageOfBody } from './http-message.js'
+import { acceptsJsonAndEventStream, hostNameOf, isLoopbackAddress } from './http-checks.js'
 import { MemoryEventStore } from './event-store.js'
 import { SessionTable } from './sessions.js'
 import { WideIds } from './ids.js'
 import { headerOnlyRequest, writeResponse } from './web.js'
 import { ConfirmSignIn } from './auth/signin.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
-import type { ToolStore } from '../runtime/store/types.js'
-import { approvalSecretList, type ApprovalSecrets } from '../runtime/store/approval.js'
+import { approvalSecretList } from '../runtime/store/approval.js'
 import { principalOf } from './request-state.js'
 import { principalOfAuthInfo } from './auth/auth-info.js'
 import { serveTasks } from './task-serving.js'
@@ -67,204 +54,6 @@ import { taskOwner } from '../runtime/store/tasks.js'
 
 /** The 406 answer to a POST whose `Accept` does not list both answer types. */
 const NOT_ACCEPTABLE = 'Not Acceptable: Client must accept both application/json and text/event-stream'
-
-/** Options of `serveHttp`. */
-export interface ServeHttpOptions extends McpServerOptions {
-  /** The address to bind (default `127.0.0.1`: only this machine can connect). */
-  readonly host?: string
-  /** The port (default 0: any free port; read it from `url`). */
-  readonly port?: number
-  /** The MCP endpoint's path (default `/mcp`). */
-  readonly path?: string
-  /**
-   * No 2025 sessions: every 2025 POST is served by a fresh server, so any instance behind a
-   * load balancer can answer any request (the 2026-07-28 era never has sessions). GET and
-   * DELETE answer 405; a call that needs confirmation answers with its `confirmId` (no
-   * elicitation: a request to the client could not come back to the same instance).
-   */
-  readonly stateless?: boolean
-  /** A bearer token every request must carry (`Authorization: Bearer <token>`); 401 otherwise. */
-  readonly token?: string
-  /**
-   * Be an OAuth 2.1 resource server: every request carries an access token from `auth.issuer`
-   * for this server (see docs/auth.md). Not with `token`.
-   */
-  readonly auth?: ServeHttpAuthOptions
-  /** Serve `/healthz` and `/metrics` without the token. */
-  readonly metricsPublic?: boolean
-  /**
-   * Origins (`scheme://host[:port]`) allowed besides the loopback ones. A request with
-   * any other `Origin` header gets 403 (DNS rebinding). Requests without `Origin` (not
-   * from a browser) pass.
-   */
-  readonly allowedOrigins?: readonly string[]
-  /**
-   * Host names allowed in the `Host` header besides the loopback names. When bound to a
-   * loopback address only loopback names pass unless listed here (DNS rebinding); when
-   * bound elsewhere and this is not given, any Host passes.
-   */
-  readonly allowedHosts?: readonly string[]
-  /** The largest request body, in bytes (default 4 MiB); larger gets 413. */
-  readonly maxBodyBytes?: number
-  /** A session unused this long is closed, in ms (default 30 minutes). */
-  readonly sessionIdleMs?: number
-  /** A session with no request after its `initialize` is closed this long after it, in ms (default 60 000). */
-  readonly sessionUnusedMs?: number
-  /**
-   * The most sessions open at once (default 1000). A new one beyond closes the oldest session
-   * that had no request after its `initialize`, else the least recently used one with nothing
-   * in flight; when every session has a request in flight it gets 503.
-   */
-  readonly maxSessions?: number
-  /**
-   * The most sessions one client holds at once (default 100): a client is the principal
-   * (issuer and subject) with `auth`, its bearer token when `token` is set (every holder of it
-   * is one client), else its address. A new one beyond
-   * closes that client's own sessions first, in the same order.
-   */
-  readonly maxSessionsPerClient?: number
-  /**
-   * The most bytes of SSE events a session keeps for `Last-Event-ID` replay (default 4 MiB;
-   * and at most 1,000 events): the oldest go first, and an event larger than this is not
-   * kept. A resume from an event no longer kept answers 400.
-   */
-  readonly sessionReplayBytes?: number
-  /** Prometheus text for `/metrics` (default: `tm.metrics({ format: 'prometheus' })` when the manager has it). */
-  readonly metrics?: () => string
-  /** Called with transport and protocol errors (default: ignored; responses never carry them). */
-  readonly onError?: (error: Error) => void
-  /**
-   * The confirmation page (default on): a call needing confirmation that the client
-   * cannot ask the user about gets a single-use approval URL on this server
-   * (`/confirm/<secret>`, no token needed: the link is the credential), valid for
-   * `confirmPageTtlMs` (default 10 minutes), on this process only unless `store` and
-   * `approvalSecret` are given.
-   */
-  readonly confirmPage?: boolean
-  /**
-   * The manager's durable store (`new ToolManager({ store, approvalSecret })`). With
-   * `approvalSecret`, approval links keep nothing in this process: a link made by one
-   * instance works on any instance on the same store (see docs/mcp.md).
-   */
-  readonly store?: ToolStore
-  /**
-   * The secret the instances share (the manager's `approvalSecret`, at least 16 bytes): it
-   * seals approval links and makes their CSRF tokens. Needs `store`. Or a non-empty list,
-   * newest first, to rotate it (as the manager's): the first seals new links, any opens one;
-   * an empty list or a secret listed twice is a `TypeError` naming its place, never the value.
-   * See docs/store.md, "Rotating secrets".
-   */
-  readonly approvalSecret?: ApprovalSecrets
-  /** How long an approval link stays valid, in ms (default 10 minutes). */
-  readonly confirmPageTtlMs?: number
-  /**
-   * With `store`: how long a client asked through URL elicitation waits for the run of its
-   * call once the link was approved on another instance, in ms (default 30 000). It is
-   * answered the result that instance recorded; a run still going after this is answered
-   * refused `confirmation_running` (it runs there, once).
-   */
-  readonly confirmOutcomeWaitMs?: number
-  /** The address clients and browsers reach this server at, for approval links (default: the bound address). Its origin is allowed. */
-  readonly publicUrl?: string
-  /**
-   * How long `close()` waits for the requests in flight to finish, in ms (default 10 000),
-   * so a restart behind a load balancer loses no call: meanwhile new requests get 503 with
-   * `Retry-After` and `Connection: close` (nothing ran, any instance may take them).
-   */
-  readonly shutdownGraceMs?: number
-}
-
-const isOriginRule: OptionRule = { ok: isOrigin, must: 'an origin' }
-
-/** What each of `ServeHttpOptions` must be (any other key is refused; a token is never shown). */
-const SERVE_HTTP_OPTION_RULES: OptionRules = Object.freeze({
-  ...MCP_SERVER_OPTION_RULES,
-  host: isNonEmptyString,
-  port: { must: 'an integer from 0 to 65535', ok: (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 },
-  path: { must: 'a path starting with "/", without spaces, "?" or "#"', ok: (v) => typeof v === 'string' && /^\/[^\s?#]*$/.test(v) },
-  stateless: isBoolean,
-  // what a client can send back after "Bearer ": one word of visible ASCII
-  token: { must: 'a non-empty string of visible ASCII characters without spaces', ok: (v) => typeof v === 'string' && /^[\x21-\x7e]+$/.test(v) },
-  auth: isPlainObject,
-  metricsPublic: isBoolean,
-  allowedOrigins: isListOf(isOriginRule, 'a list of origins (scheme://host[:port])'),
-  allowedHosts: isListOf(isNonEmptyString, 'a list of non-empty host names'),
-  maxBodyBytes: isPositiveInteger,
-  sessionIdleMs: isPositiveMs,
-  sessionUnusedMs: isPositiveMs,
-  maxSessions: isPositiveInteger,
-  maxSessionsPerClient: isPositiveInteger,
-  sessionReplayBytes: isCount,
-  metrics: isFunction,
-  onError: isFunction,
-  confirmPage: isBoolean,
-  store: isObjectWith(['close'], 'a ToolStore'),
-  // checked by approvalSecretList below, naming the place of a bad entry, never its value
-  approvalSecret: { must: 'a string, a Uint8Array or a list of them', ok: () => true },
-  confirmPageTtlMs: isWaitMs,
-  confirmOutcomeWaitMs: isWaitMs,
-  publicUrl: { must: 'an absolute http(s) URL', ok: isHttpUrl },
-  shutdownGraceMs: isWaitMs,
-})
-
-/** A running `serveHttp`. */
-export interface HttpMcpServer {
-  /** The MCP endpoint, e.g. `http://127.0.0.1:43117/mcp`. */
-  readonly url: string
-  /** The underlying `node:http` server. */
-  readonly http: HttpServer
-  /** How many sessions are open. */
-  sessions(): number
-  /**
-   * Stops listening, lets the requests in flight finish (up to `shutdownGraceMs`; a request
-   * arriving meanwhile gets 503 and runs nothing), then closes every session (calls still
-   * in flight are cancelled) and every connection.
-   */
-  close(): Promise<void>
-}
-
-/** The deepest nesting a request body may have (as for stdio frames). */
-const MAX_BODY_DEPTH = 1000
-
-interface JsonRpcErrorBody {
-  readonly status: number
-  readonly code: number
-  readonly message: string
-  /** The request's id when known; an answer to a request without a usable id has none (never `null`). */
-  readonly id?: string | number
-  readonly headers?: Readonly<Record<string, string>>
-  /** Writes back an `id` that was an alias of a wide integer (see ids.ts). */
-  readonly ids?: WideIds
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, serialize: (value: unknown) => string = JSON.stringify): void {
-  if (res.headersSent) {
-    res.end()
-    return
-  }
-  const text = serialize(body)
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
-  res.end(text)
-}
-
-function sendError(res: ServerResponse, e: JsonRpcErrorBody): void {
-  const ids = e.ids
-  const frame = e.id === undefined ? { jsonrpc: '2.0', error: { code: e.code, message: e.message } } : { jsonrpc: '2.0', id: e.id, error: { code: e.code, message: e.message } }
-  sendJson(res, e.status, frame, e.headers, ids === undefined ? undefined : (v) => ids.serialize(v))
-}
-
-function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8', headers: Readonly<Record<string, string>> = {}): void {
-  if (res.headersSent) {
-    res.end()
-    return
-  }
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...headers })
-  res.end(text)
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest()
-}
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport
@@ -292,7 +81,6 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const maxBodyValues = frameValueLimit(tm)
   const idleMs = options.sessionIdleMs ?? 30 * 60_000
   const replayBytes = options.sessionReplayBytes ?? 4 * 1024 * 1024
-  const tokenDigest = options.token === undefined ? undefined : digest(options.token)
   const loopbackBound = isLoopbackAddress(host)
   const auth = options.auth === undefined ? undefined : prepareResourceServer(options.auth, { publicUrl: options.publicUrl, path, loopbackBound, token: options.token !== undefined })
   let resourceServer: ResourceServer | undefined
@@ -364,30 +152,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
           },
         }
 
-  const hostAllowed = (req: IncomingMessage): boolean => {
-    if (!checkHost) return true
-    const value = req.headers.host
-    if (value === undefined) return false
-    const name = hostNameOf(value)
-    return LOOPBACK_NAMES.has(name) || allowedHosts.has(name)
-  }
-
-  const originAllowed = (req: IncomingMessage): boolean => {
-    const origin = req.headers.origin
-    if (origin === undefined) return true
-    if (allowedOrigins.has(origin.replace(/\/+$/, '').toLowerCase())) return true
-    const name = originHostName(origin)
-    return name !== undefined && (LOOPBACK_NAMES.has(name) || LOOPBACK_NAMES.has(`[${name}]`))
-  }
-
-  const authorized = (req: IncomingMessage): 'ok' | 'missing' | 'invalid' => {
-    if (tokenDigest === undefined) return 'ok'
-    const header = req.headers.authorization
-    if (header === undefined) return 'missing'
-    const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header)
-    if (match === null) return 'invalid'
-    return timingSafeEqual(digest(match[1]!), tokenDigest) ? 'ok' : 'invalid'
-  }
+  const { hostAllowed, originAllowed, authorized } = httpGate({ checkHost, allowedHosts, allowedOrigins, ...(options.token === undefined ? {} : { token: options.token }) })
 
   const ids = new WideIds()
 
@@ -395,7 +160,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const clientOf = (req: IncomingMessage, caller: AuthInfo | undefined): string => {
     const key = (caller?.extra as { key?: string } | undefined)?.key
     if (key !== undefined) return `principal ${key}`
-    return tokenDigest === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token'
+    return options.token === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token'
   }
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
@@ -539,34 +304,12 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       sendError(res, { status: 413, code: -32000, message: `Payload Too Large: the request body must not exceed ${maxBodyBytes} bytes`, headers: { connection: 'close' } })
       return
     }
-    const text = body.toString('utf8')
-    const shape = textShape(text, MAX_BODY_DEPTH, maxBodyValues)
-    if (shape !== undefined) {
-      const message = shape === 'deep' ? `Parse error: nested deeper than ${MAX_BODY_DEPTH} levels` : `Parse error: holds more than ${maxBodyValues} values`
-      sendError(res, { status: 400, code: -32700, message })
+    const read = messageOfBody(body.toString('utf8'), maxBodyValues, ids)
+    if ('refusal' in read) {
+      sendError(res, read.refusal)
       return
     }
-    let value: unknown
-    try {
-      // an integer id beyond ±2^53 (valid in MCP, refused by the SDK) travels as an alias, written back as sent
-      value = ids.inbound(JSON.parse(text), text)
-    } catch {
-      sendError(res, { status: 400, code: -32700, message: 'Parse error: invalid JSON' })
-      return
-    }
-    if (Array.isArray(value)) {
-      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: JSON-RPC batches are not part of MCP' })
-      return
-    }
-    let message: { id?: string | number; method?: string; params?: unknown }
-    try {
-      message = parseJSONRPCMessage(value) as typeof message
-    } catch {
-      const id = (value as { id?: unknown } | null)?.id
-      const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined
-      sendError(res, { status: 400, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message', id: knownId, ids })
-      return
-    }
+    const message = read.message
     const modern = modernHeader || claimsModernEnvelope(message)
     if (!modern && version !== undefined && !LEGACY_VERSIONS.includes(version)) {
       sendError(res, { status: 400, code: -32000, message: unsupportedVersion })

@@ -257,9 +257,14 @@ export function callParamsError(message: { method?: unknown; id?: unknown; param
   return problem === undefined ? undefined : { code: ProtocolErrorCode.InvalidParams, message: `Invalid params: ${problem}` }
 }
 
-/** The result as the SDK would send it: a malformed one is an internal error. */
+/**
+ * The result as the SDK would send it: a malformed one is an internal error. Only the parts a
+ * tool returns (images, audio, files, links: the items after the first) can make one malformed;
+ * a result of one text item (with an object as `structuredContent`) is valid as `toMcp` and
+ * `withMeta` build it (test/mcp-params.test.ts checks it) and is not parsed again per call.
+ */
 function checkedResult(result: CallToolResult): CallToolResult {
-  if (!isCallToolResult(result)) {
+  if (result.content.length > 1 && !isCallToolResult(result)) {
     throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error: the tool result is not a valid CallToolResult')
   }
   return result

@@ -3,11 +3,12 @@
  * answering malformed input with JSON-RPC errors, and `serveStdio` (both eras: the first
  * message picks 2026-07-28 or 2025-11-25 for the connection, through the SDK v2's entry).
  */
-import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server'
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server'
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio'
 import { textShape } from '../core/json.js'
 import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
+import { readJsonRpcMessage } from './jsonrpc.js'
 import { StdioEra } from './stdio-era.js'
 import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServerFactory, type McpServerOptions } from './server.js'
 import type { ToolStore } from '../runtime/store/types.js'
@@ -164,7 +165,7 @@ export class StdioLineTransport implements Transport {
     }
     let parsed: JSONRPCMessage
     try {
-      parsed = parseJSONRPCMessage(value)
+      parsed = readJsonRpcMessage(value)
     } catch {
       const id = (value as { id?: unknown } | null)?.id
       const knownId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined

@@ -13,7 +13,6 @@
  */
 import type { CallResult } from '../core/view.js'
 import type { JsonValue } from '../core/types.js'
-import { toMcp } from '../render/mcp.js'
 import type { ToolManager } from '../runtime/manager.js'
 import type { Principal } from '../runtime/principal.js'
 import {
@@ -21,90 +20,18 @@ import {
   isTerminalTask,
   tasksOf,
   type JsonObject,
-  type TaskPatch,
   type TaskRow,
-  type TaskStatus,
   type TaskStore,
   type TaskSweepResult,
 } from '../runtime/store/tasks.js'
 import { StoreUnavailableError, type ToolStore } from '../runtime/store/types.js'
 import { MCP_CALL_ID_META_KEY } from './meta.js'
 import { answeredBy, confirmAs } from './principal-of.js'
-
-/** The extension's identifier, in `extensions` of client and server capabilities. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
-
-/** JSON-RPC codes the tasks methods answer. */
-export const TASK_ERROR_CODES = Object.freeze({ invalidParams: -32602, internal: -32603, missingCapability: -32021 })
-
-/** The text SEP-2663 gives an unknown task (also a foreign or expired one: they are not told apart). */
-export const TASK_NOT_FOUND_MESSAGE = 'Failed to retrieve task: Task not found'
-
-/** A tasks request answered with a JSON-RPC error: `code` and `message` (and `data`) go on the wire as they are. */
-export class TaskRequestError extends Error {
-  override name = 'TaskRequestError'
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: JsonObject,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options)
-  }
-}
-
-/** The -32602 answer for an unknown, foreign or expired task. */
-export function taskNotFound(): TaskRequestError {
-  return new TaskRequestError(TASK_ERROR_CODES.invalidParams, TASK_NOT_FOUND_MESSAGE)
-}
-
-/** The -32021 answer to a request that needs the extension and did not declare it. */
-export function tasksNotDeclared(): TaskRequestError {
-  return new TaskRequestError(TASK_ERROR_CODES.missingCapability, 'Missing required client capability', {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  })
-}
-
-/** Whether a request's `_meta` declares the tasks extension in its client capabilities (per request, as SEP-2663 requires). */
-export function declaresTasks(meta: unknown): boolean {
-  const caps = record(record(meta)?.['io.modelcontextprotocol/clientCapabilities'])
-  const ext = record(caps?.extensions)
-  return ext !== undefined && Object.hasOwn(ext, TASKS_EXTENSION) && record(ext[TASKS_EXTENSION]) !== undefined
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
-}
-
-/** The fields of a task on the wire (SEP-2663 `Task`). */
-export interface WireTask {
-  readonly taskId: string
-  readonly status: TaskStatus
-  readonly statusMessage?: string
-  readonly createdAt: string
-  readonly lastUpdatedAt: string
-  readonly ttlMs: number | null
-  readonly pollIntervalMs: number
-}
-
-/** `tools/call`'s answer when it became a task. */
-export interface CreateTaskResult extends WireTask {
-  readonly resultType: 'task'
-  readonly _meta: { readonly [MCP_CALL_ID_META_KEY]: string }
-}
-
-/** `tasks/get`'s answer: the task with what its status carries. */
-export type GetTaskResult = WireTask & {
-  readonly resultType: 'complete'
-  readonly inputRequests?: JsonObject
-  readonly result?: JsonObject
-  readonly error?: JsonObject
-}
-
-/** `tasks/update`'s and `tasks/cancel`'s answer: an empty result. */
-export interface TaskAck {
-  readonly resultType: 'complete'
-}
+import { record, taskNotFound, TaskRequestError, TASK_ERROR_CODES, type CreateTaskResult, type GetTaskResult, type TaskAck } from './task-wire.js'
+import { answersRequest, becomesTask, decisionOf, nextState, outstanding, waitOf, wireTask, type LongRunning } from './task-waits.js'
+export { declaresTasks, taskNotFound, tasksNotDeclared, TaskRequestError, TASK_ERROR_CODES, TASK_NOT_FOUND_MESSAGE, TASKS_EXTENSION } from './task-wire.js'
+export type { CreateTaskResult, GetTaskResult, TaskAck, WireTask } from './task-wire.js'
+export { becomesTask, callToolResultOf, longRunningOf, type LongRunning } from './task-waits.js'
 
 /** Options of {@link McpTasks}. */
 export interface McpTasksOptions {
@@ -132,124 +59,6 @@ export interface TaskCall {
 
 /** What the tasks methods use of a manager. */
 export type TaskManager = Pick<ToolManager, 'confirm' | 'resume' | 'cancel' | 'recover'>
-
-/** A tool's `longRunning` rule (`ToolDefinition.longRunning`). */
-export type LongRunning = true | { readonly afterMs: number }
-
-/** The `longRunning` rule of the tool `name`, if it is registered with one. */
-export function longRunningOf(tm: Pick<ToolManager, 'list'>, name: string): LongRunning | undefined {
-  return tm.list().find((def) => def.name === name)?.longRunning
-}
-
-type Parked = Extract<CallResult, { status: 'needs_confirmation' }> | Extract<CallResult, { status: 'pending' }>
-
-/** What a parked call waits on, as an input request, and how an answer to it is applied. */
-interface Wait {
-  /** The parked call's id (confirmation id or request id). */
-  readonly parkedId: string
-  /** The key prefix: `confirm` for a confirmation (answered by `tm.confirm`), `input` for a suspension (`tm.resume`). */
-  readonly prefix: 'confirm' | 'input'
-  readonly request: JsonObject
-  readonly message: string
-}
-
-const APPROVE_SCHEMA = (summary: string): JsonObject => ({
-  type: 'object',
-  properties: { approve: { type: 'boolean', title: 'Approve', description: summary, default: false } },
-  required: ['approve'],
-})
-
-/**
- * The input request of a parked call, or `undefined` when it is not one a task can ask for (an
- * authorization by URL; a confirmation, when confirmations are answered only at the approval page).
- */
-function waitOf(view: CallResult, atPage = false): Wait | undefined {
-  if (atPage && (view.status === 'needs_confirmation' || (view.status === 'pending' && view.request.kind === 'confirmation'))) return undefined
-  if (view.status === 'needs_confirmation') {
-    const params = { mode: 'form', message: `Confirm: ${view.summary}`, requestedSchema: APPROVE_SCHEMA(view.summary) }
-    return { parkedId: view.confirmId, prefix: 'confirm', request: { method: 'elicitation/create', params }, message: `Waiting for approval: ${view.summary}` }
-  }
-  if (view.status !== 'pending') return undefined
-  const { request } = view
-  const prompt = request.prompt ?? request.summary ?? 'An answer is needed to continue'
-  if (request.kind === 'confirmation') {
-    const params = { mode: 'form', message: `Confirm: ${prompt}`, requestedSchema: APPROVE_SCHEMA(prompt) }
-    return { parkedId: request.id, prefix: 'input', request: { method: 'elicitation/create', params }, message: `Waiting for approval: ${prompt}` }
-  }
-  if (request.kind === 'input') {
-    const requestedSchema = { type: 'object', properties: { answer: { type: 'string', title: 'Answer', description: prompt } }, required: ['answer'] }
-    return { parkedId: request.id, prefix: 'input', request: { method: 'elicitation/create', params: { mode: 'form', message: prompt, requestedSchema } }, message: `Waiting for input: ${prompt}` }
-  }
-  return undefined
-}
-
-/** Whether a call's view makes a task for a client that declared the extension: it parked for an answer a task can ask for. */
-export function becomesTask(view: CallResult): view is Parked {
-  return waitOf(view) !== undefined
-}
-
-/** The keys of `row`'s input requests not answered yet. */
-function outstanding(row: TaskRow): JsonObject | undefined {
-  if (row.inputRequests === null) return undefined
-  const out: Record<string, JsonValue> = {}
-  for (const [key, value] of Object.entries(row.inputRequests)) if (!Object.hasOwn(row.responses, key)) out[key] = value
-  return out
-}
-
-/** The wire fields of a task. */
-function wireTask(taskId: string, row: TaskRow): WireTask {
-  return {
-    taskId,
-    status: row.status,
-    ...(row.statusMessage === null ? {} : { statusMessage: row.statusMessage }),
-    createdAt: new Date(row.createdAt).toISOString(),
-    lastUpdatedAt: new Date(row.updatedAt).toISOString(),
-    ttlMs: row.ttlMs,
-    pollIntervalMs: row.pollIntervalMs,
-  }
-}
-
-/** The `CallToolResult` of a finished call, as a completed task carries it (`resultType: "complete"` kept: the 2026 schema requires it). */
-export function callToolResultOf(view: CallResult, callId: string): JsonObject {
-  const rendered = toMcp(view) as unknown as Record<string, JsonValue>
-  const meta = record(rendered._meta) as JsonObject | undefined
-  return { resultType: 'complete', ...rendered, _meta: { ...(meta ?? {}), [MCP_CALL_ID_META_KEY]: callId } }
-}
-
-/**
- * What an answer to an input request decides: go on (with the answer a suspension's `resume`
- * gets: `true` for an approval form, the text for an input form), or decline.
- */
-function decisionOf(request: JsonValue | undefined, response: JsonValue): { readonly go: boolean; readonly answer: JsonValue } {
-  const r = record(response)
-  const content = record(r?.content)
-  if (r?.action !== 'accept' || content === undefined) return { go: false, answer: null }
-  if (asksApproval(request)) return { go: content.approve === true, answer: true }
-  return typeof content.answer === 'string' ? { go: true, answer: content.answer } : { go: false, answer: null }
-}
-
-/** Whether an input request is an approval form (its schema has an `approve` field), not an input form. */
-function asksApproval(request: JsonValue | undefined): boolean {
-  const props = record(record(record(record(request)?.params)?.requestedSchema)?.properties)
-  return props !== undefined && Object.hasOwn(props, 'approve')
-}
-
-/** Whether `response` answers `request`: a decline or cancel, or an accept whose content is what the form asks (a boolean `approve`, a string `answer`). */
-function answersRequest(request: JsonValue | undefined, response: JsonValue): boolean {
-  const r = record(response)
-  if (r?.action === 'decline' || r?.action === 'cancel') return true
-  const content = record(r?.content)
-  if (r?.action !== 'accept' || content === undefined) return false
-  if (asksApproval(request)) return typeof content.approve === 'boolean'
-  return typeof content.answer === 'string'
-}
-
-const DECLINED_RESULT = (callId: string): JsonObject => ({
-  resultType: 'complete',
-  content: [{ type: 'text', text: 'The user declined this request; the call did not continue.' }],
-  isError: true,
-  _meta: { [MCP_CALL_ID_META_KEY]: callId },
-})
 
 /**
  * The tasks of one MCP server (one per manager and store; any number of instances may share
@@ -512,16 +321,4 @@ export class McpTasks {
       if ((await this.tasks.update(taskId, owner, row.version, next)) !== undefined) return
     }
   }
-}
-
-/** The change a continued call's outcome makes to its task. */
-function nextState(row: TaskRow, view: CallResult | undefined, callId: string, atPage: boolean): TaskPatch {
-  if (view === undefined) return { status: 'completed', result: DECLINED_RESULT(callId), statusMessage: 'Declined', leaseMs: null }
-  if (view.status === 'cancelled') return { status: 'cancelled', statusMessage: 'Cancelled', leaseMs: null }
-  const wait = waitOf(view, atPage)
-  if (wait !== undefined) {
-    const key = `${wait.prefix}-${Object.keys(row.inputRequests ?? {}).length + 1}`
-    return { status: 'input_required', statusMessage: wait.message, parkedId: wait.parkedId, inputRequests: { ...(row.inputRequests ?? {}), [key]: wait.request }, leaseMs: null }
-  }
-  return { status: 'completed', result: callToolResultOf(view, callId), leaseMs: null }
 }
