@@ -1,12 +1,12 @@
 /**
- * What the stage modules (`stages/*.ts`) see of a call: its flag bits, its extras, and the
- * {@link CallAccess} through which they read and drive the call's `#private` state. The object
- * is `CALL_ACCESS` in call.ts, written once by `Call`'s static block: one module-level object,
- * nothing allocated per call, and nothing of the call's state on the `ctx` its body receives.
- * Generic over the call's type, so that this module imports nothing of call.ts (no cycle, type
- * edges included).
+ * What the stage modules (`stages/*.ts`) and the outcome callback (outcome.ts) see of a call:
+ * its flag bits, its extras, and the {@link CallAccess} through which they read and drive the
+ * call's `#private` state. The object is `CALL_ACCESS` in call.ts, written once by `Call`'s
+ * static block: one module-level object, nothing allocated per call, and nothing of the
+ * call's state on the `ctx` its body receives. Generic over the call's type, so that this
+ * module imports nothing of call.ts (no cycle, type edges included).
  */
-import type { OutcomeDiagnostics } from './outcome.js'
+import type { OutcomeAccess, OutcomeDiagnostics } from './outcome.js'
 import type { CallOptions } from './tool.js'
 import type { CallHost, LedgerTicket, ToolEntry } from './types.js'
 import type { ToolResult } from '../core/result.js'
@@ -65,8 +65,8 @@ export function waitFor(x: CallExtras, written: Promise<unknown>): void {
   x.wait = x.wait === undefined ? written : Promise.all([x.wait, written])
 }
 
-/** @internal A call's `#private` state, for its stage modules (`CALL_ACCESS` in call.ts). */
-export interface CallAccess<C> {
+/** @internal A call's `#private` state, for its stage modules and its outcome callback (`CALL_ACCESS` in call.ts). */
+export interface CallAccess<C> extends OutcomeAccess<C> {
   readonly host: (call: C) => CallHost
   readonly entry: (call: C) => ToolEntry
   readonly input: (call: C) => unknown

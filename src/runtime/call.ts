@@ -10,7 +10,7 @@ import { NotJsonError, toFrozenJson } from '../core/json.js'
 import { TOOL_LOG_LEVELS, type CallOptions, type ToolContext, type ToolLogLevel } from './tool.js'
 import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
 import { cancelledResult, describeThrown, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
-import type { OutcomeInvocation } from './outcome.js'
+import { runOutcomeCallback } from './outcome.js'
 import { redact, resultData } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { TraceContext } from '../observe/trace-context.js'
@@ -311,7 +311,7 @@ export class Call implements ToolContext {
       if (typeof continuation === 'function') {
         ret = continuation(this)
       } else if (this.#entry.outcome !== undefined) {
-        ret = this.#runOutcomeCallback(this.#entry.outcome)
+        ret = runOutcomeCallback(CALL_ACCESS, this, this.#entry.outcome)
       } else {
         ret = (this.#entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.#input, this)
       }
@@ -360,71 +360,6 @@ export class Call implements ToolContext {
     if ((this.#flags & RUNNING) === 0) return
     this.#flags &= ~RUNNING
     this.#entry.limiter!.release()
-  }
-
-  #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
-    const diagnostics = (this.#more().diagnostics ??= newDiagnostics())
-    this.#flags &= ~CALLBACK_SETTLED
-    const invocation: OutcomeInvocation = {
-      context: this,
-      reportFailure: (error: Error) => {
-        if ((this.#flags & CALLBACK_SETTLED) !== 0) return // inert once the callback settles
-        let isError = false
-        try {
-          isError = error instanceof Error
-        } catch {
-          isError = false
-        }
-        if (!isError) {
-          diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
-          return
-        }
-        let message: string
-        try {
-          const m: unknown = error.message // captured when reported
-          message = typeof m === 'string' ? m : String(m)
-        } catch {
-          diagnostics.configurationFailures.push('reportFailure got an Error whose message cannot be read')
-          return
-        }
-        if ((this.#flags & SETTLED) !== 0) {
-          diagnostics.late.push(Object.freeze({ message }))
-          this.#host.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
-        } else if (this.#x?.reported === undefined) {
-          this.#more().reported = message
-        }
-      },
-    }
-    let ret: unknown
-    try {
-      ret = callback(this.#input as never, invocation)
-    } catch (err) {
-      this.#flags |= CALLBACK_SETTLED
-      throw err
-    }
-    let thenable = false
-    try {
-      thenable = typeof ret === 'object' && ret !== null && typeof (ret as { then?: unknown }).then === 'function'
-    } catch {
-      thenable = true // a throwing `then` getter: `when` turns it into a rejection
-    }
-    if (!thenable) {
-      this.#flags |= CALLBACK_SETTLED
-      return ret
-    }
-    return new Promise<unknown>((resolve, reject) =>
-      when(
-        ret,
-        (v) => {
-          this.#flags |= CALLBACK_SETTLED
-          resolve(v)
-        },
-        (e) => {
-          this.#flags |= CALLBACK_SETTLED
-          reject(e)
-        },
-      ),
-    )
   }
 
   #complete(value: unknown): void {
@@ -661,6 +596,18 @@ export class Call implements ToolContext {
       finish: (c, result) => c.#finish(result),
       fail: (c, err) => c.#fail(err),
       guarded: (c, step) => c.#guarded(step),
+      diagnostics: (c) => (c.#more().diagnostics ??= newDiagnostics()),
+      settled: (c) => (c.#flags & SETTLED) !== 0,
+      callbackSettled: (c) => (c.#flags & CALLBACK_SETTLED) !== 0,
+      setCallbackSettled: (c, settled) => {
+        if (settled) c.#flags |= CALLBACK_SETTLED
+        else c.#flags &= ~CALLBACK_SETTLED
+      },
+      reported: (c) => c.#x?.reported,
+      setReported: (c, message) => {
+        c.#more().reported = message
+      },
+      reportLate: (c, message) => c.#host.emit('late_report', { callId: c.callId, tool: c.#entry.name, message }),
     } satisfies CallAccess<Call>)
   }
 }
