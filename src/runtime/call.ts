@@ -2,16 +2,18 @@
  * One admitted call, from admission to its single settlement: the state machine that runs
  * its pipeline's start stages, its gates, the body with its timeout and retries, and the
  * settlement fan-out. The stage functions are in stages/*.ts (pipeline.ts composes them per
- * tool); they reach the call's `#private` state through {@link CALL_ACCESS}. A call depends
- * on its `CallHost`, never on the manager.
+ * tool); they, the outcome callback (outcome.ts) and the body's `ctx` members (context.ts)
+ * reach the call's `#private` state through {@link CALL_ACCESS}. A call depends on its
+ * `CallHost`, never on the manager.
  */
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
-import { TOOL_LOG_LEVELS, type CallOptions, type ToolContext, type ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
+import type { CallOptions, ToolContext, ToolLogLevel } from './tool.js'
+import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, SuspensionExtras, ToolEntry } from './types.js'
 import { cancelledResult, describeThrown, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
 import { runOutcomeCallback } from './outcome.js'
-import { redact, resultData } from '../core/redact.js'
+import { log, registerUndo, reportProgress, traceContextOf } from './context.js'
+import { resultData } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { TraceContext } from '../observe/trace-context.js'
 import type { JsonValue } from '../core/types.js'
@@ -23,7 +25,7 @@ import { newDiagnostics } from './settlement.js'
 import { invalidOptionsText, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
 import { replayedView, STORE_WAIT_MS } from './durable.js'
 import type { Principal } from './principal.js'
-import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, waitFor, type CallAccess } from './call-access.js'
+import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, type CallAccess } from './call-access.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
@@ -60,7 +62,7 @@ const capture = (resolve: (value: CallResult | Settlement) => void): void => {
   captured = resolve
 }
 
-/** @internal The call's `#private` state for its stage modules (stages/*.ts), written by the static block of `Call`. */
+/** @internal The call's `#private` state for its stage modules (stages/*.ts), its outcome callback (outcome.ts) and its context's members (context.ts); written by the static block of `Call`. */
 export let CALL_ACCESS: CallAccess<Call>
 
 /** One admitted call, from admission to its single settlement. */
@@ -174,41 +176,19 @@ export class Call implements ToolContext {
   }
 
   get traceContext(): TraceContext | undefined {
-    const received = this.#options?.traceContext
-    const x = this.#x
-    if (x?.span === undefined || x.spanParent === undefined) return received
-    try {
-      return this.#host.tracer!.traceContextOf(x.span, x.spanParent) ?? received
-    } catch (err) {
-      // telemetry never fails a call
-      this.#host.reportError(this.callId, this.#entry.name, err)
-      return received
-    }
+    return traceContextOf(CALL_ACCESS, this)
   }
 
   registerUndo(restore: (() => unknown) | JsonValue): void {
-    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown, this.#options?.principal)
-    if (typeof this.#entry.def.undo !== 'function') {
-      throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
-    }
-    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore), this.#options?.principal)
-    // with a store: the call answers once the payload is written, so that tm.undo on any instance finds it
-    if (written !== undefined) waitFor(this.#more(), written)
+    registerUndo(CALL_ACCESS, this, restore)
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
-    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('progress')) return
-    // what reaches listeners (and the MCP wire) is a finite number and a string, nothing else the tool made
-    if (typeof progress !== 'number' || !Number.isFinite(progress)) return
-    const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
-    if (typeof total === 'number' && Number.isFinite(total)) event.total = total
-    if (typeof message === 'string') event.message = message
-    this.#host.emit('progress', event)
+    reportProgress(CALL_ACCESS, this, progress, total, message)
   }
 
   log(level: ToolLogLevel, data: unknown): void {
-    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('log') || !TOOL_LOG_LEVELS.includes(level)) return
-    this.#host.emit('log', { callId: this.callId, tool: this.toolName, level, data: redact(data, this.#entry.sensitive) })
+    log(CALL_ACCESS, this, level, data)
   }
 
   start(): Promise<CallResult | Settlement> {
