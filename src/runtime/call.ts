@@ -1,77 +1,35 @@
 /**
- * One admitted call, from admission to its single settlement, and the stage functions
- * its pipeline is composed of (pipeline.ts composes them per tool): the start stages, the
- * gates (permission, confirmation, breaker, concurrency), the body with its timeout and
- * retries, and the settlement fan-out (metrics, breaker, parking, span, evidence, events).
- * A call depends on its `CallHost`, never on the manager.
+ * One admitted call, from admission to its single settlement: the state machine that runs
+ * its pipeline's start stages, its gates, the body with its timeout and retries, and the
+ * settlement fan-out. The stage functions are in stages/*.ts (pipeline.ts composes them per
+ * tool); they, the outcome callback (outcome.ts) and the body's `ctx` members (context.ts)
+ * reach the call's `#private` state through {@link CALL_ACCESS}. A call depends on its
+ * `CallHost`, never on the manager.
  */
-import { evidenceIdentity, type EvidenceStore } from '../observe/evidence.js'
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
-import { TOOL_LOG_LEVELS, type CallOptions, type PermissionDecision, type ToolContext, type ToolDefinition, type ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, ContinuedOptions, LedgerGate, LedgerTicket, Pipeline, Settlement, Stage, SuspensionExtras, ToolEntry, ToolEvents } from './types.js'
-import { cancelledResult, describeThrown, fromHelper, isThenable, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
-import type { Issue } from '../core/validate.js'
-import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
-import { callRecord } from '../observe/record.js'
-import { redact, redactChanges, resultData } from '../core/redact.js'
+import type { CallOptions, ToolContext, ToolLogLevel } from './tool.js'
+import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, SuspensionExtras, ToolEntry } from './types.js'
+import { cancelledResult, describeThrown, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import { runOutcomeCallback } from './outcome.js'
+import { log, registerUndo, reportProgress, traceContextOf } from './context.js'
+import { resultData } from '../core/redact.js'
 import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
-import type { CallTracer, SpanParent } from '../observe/telemetry.js'
 import type { TraceContext } from '../observe/trace-context.js'
-import type { FieldChange, JsonValue } from '../core/types.js'
+import type { JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
 import { containedController } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
-import { newDiagnostics, outcomeStatus } from './settlement.js'
-import { circuitOpenText, concurrencyLimitText, INSUFFICIENT_SCOPE, insufficientScopeText, invalidOptionsText, REFUSALS, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
-import { interruptedOutcomeResult, replayedView, STORE_WAIT_MS } from './durable.js'
-import { missingScopes, principalRef, type Principal } from './principal.js'
+import { newDiagnostics } from './settlement.js'
+import { invalidOptionsText, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
+import { replayedView, STORE_WAIT_MS } from './durable.js'
+import type { Principal } from './principal.js'
+import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, type CallAccess } from './call-access.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
 export const CONTINUE_CONFIRMED = Symbol('confirmed')
 export type Continuation = typeof CONTINUE_CONFIRMED | ContinuationBody | undefined
-
-/** The stage functions pipelines are composed of (see pipeline.ts). Each is used by every tool that needs it. */
-export interface CallStages {
-  /** Start: counts the call as started (in-flight gauge). */
-  readonly metricsStart: Stage<Call>
-  /** Start: the `call_start` event. */
-  readonly callStart: Stage<Call>
-  /** Start: the call's span. */
-  readonly spanStart: Stage<Call>
-  /** Start, while the tracer has no provider: asks now and then whether one was registered (then starts the span). */
-  readonly spanProbe: Stage<Call>
-  /** Gate: the scopes a caller's principal needs (first: a call without them runs no hook). */
-  readonly scopes: Stage<Call>
-  /** Gate: the permission hooks. */
-  readonly permission: Stage<Call>
-  /** Gate: the confirmation rule (deferred mode); parks the call when confirmation is needed. */
-  readonly confirmation: Stage<Call>
-  /** Gate: the circuit breaker. */
-  readonly breaker: Stage<Call>
-  /** Gate: the tool's concurrency limiter. */
-  readonly concurrency: Stage<Call>
-  /** Gate (with a store), last before the body: the idempotency ledger. */
-  readonly ledger: Stage<Call>
-  /** After a successful body: the output schema check (development). */
-  readonly outputCheck: Stage<Call>
-  /** Settlement: metrics. */
-  readonly metricsEnd: Stage<Call>
-  /** Settlement (with a store): settles the call's ledger key. */
-  readonly ledgerEnd: Stage<Call>
-  /** Settlement: the breaker's verdict on an admitted call. */
-  readonly breakerEnd: Stage<Call>
-  /** Settlement: ends the span. */
-  readonly spanEnd: Stage<Call>
-  /** Settlement: appends the evidence record. */
-  readonly evidence: Stage<Call>
-  /** Settlement: the `call_end` event with the call record. */
-  readonly callEnd: Stage<Call>
-  /** Starts a call the limiter dequeued; false when it settled while it waited. */
-  readonly startQueued: (call: Call) => boolean
-}
-
 
 /**
  * How long a settled call without a timeout waits for the store writes its view depends on
@@ -80,16 +38,6 @@ export interface CallStages {
  * with a timeout waits at most that timeout.
  */
 export { STORE_WAIT_MS }
-
-/**
- * Wall-clock start and end (Unix ms) of a call that took `durationMs` and ends now.
- * The start is derived from the end so that it never follows it: `performance.timeOrigin`
- * drifts from `Date.now()` in a long-lived process.
- */
-function wallSpan(durationMs: number): { startMs: number; endMs: number } {
-  const endMs = Date.now()
-  return { startMs: Math.floor(endMs - durationMs), endMs }
-}
 
 const { getPrototypeOf, hasOwn } = Object
 const PromiseProto = Promise.prototype
@@ -114,52 +62,8 @@ const capture = (resolve: (value: CallResult | Settlement) => void): void => {
   captured = resolve
 }
 
-type Span = ReturnType<CallTracer['start']>
-
-// the bits of a call's #flags
-/** The call settled. */
-const SETTLED = 1
-/** Holds one of the tool's concurrency slots (from the body's start until the call settled and no body runs). */
-const RUNNING = 2
-/** A body attempt has started and not yet returned or settled its promise. */
-const BODY_ACTIVE = 4
-const ADMITTED_BY_BREAKER = 8
-/** A body attempt started. */
-const RAN = 16
-const CALLBACK_SETTLED = 32
-/** The call settled with a recorded result (an idempotency key settled before). */
-const REPLAYED = 64
-
-/**
- * The state only some calls need: kept out of `Call` so that a plain call (no timeout,
- * signal, batch, outcome callback, span or store) allocates and initializes less.
- */
-class CallExtras {
-  controller: AbortController | undefined = undefined
-  timer: ReturnType<typeof setTimeout> | undefined = undefined
-  retryTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  onAbort: (() => void) | undefined = undefined
-  /** The failure an outcome callback reported, and its diagnostics. */
-  reported: string | undefined = undefined
-  diagnostics: OutcomeDiagnostics | undefined = undefined
-  span: Span = undefined
-  /** The context the span started under (for the trace context the body forwards). */
-  spanParent: SpanParent | undefined = undefined
-  /** A plain success's frozen data, while the output check reads it. */
-  okData: JsonValue | undefined = undefined
-  canonical: ToolResult | undefined = undefined
-  /** The ledger key this call holds (with a store). */
-  ticket: LedgerTicket | undefined = undefined
-  /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
-  wait: Promise<unknown> | undefined = undefined
-  /** What the body kept for its resume (`keepForResume`), parked with its suspension. */
-  kept: JsonValue | undefined = undefined
-  /** What the suspension this run continues kept (`resumeStateOf`). */
-  resumed: JsonValue | undefined = undefined
-}
-
-/** The stage functions, set when the `Call` class is defined (its static block). */
-export let STAGES: CallStages
+/** @internal The call's `#private` state for its stage modules (stages/*.ts), its outcome callback (outcome.ts) and its context's members (context.ts); written by the static block of `Call`. */
+export let CALL_ACCESS: CallAccess<Call>
 
 /** One admitted call, from admission to its single settlement. */
 export class Call implements ToolContext {
@@ -272,44 +176,19 @@ export class Call implements ToolContext {
   }
 
   get traceContext(): TraceContext | undefined {
-    const received = this.#options?.traceContext
-    const x = this.#x
-    if (x?.span === undefined || x.spanParent === undefined) return received
-    try {
-      return this.#host.tracer!.traceContextOf(x.span, x.spanParent) ?? received
-    } catch (err) {
-      // telemetry never fails a call
-      this.#host.reportError(this.callId, this.#entry.name, err)
-      return received
-    }
+    return traceContextOf(CALL_ACCESS, this)
   }
 
   registerUndo(restore: (() => unknown) | JsonValue): void {
-    if (typeof restore === 'function') return this.#host.registerUndo(this.callId, restore as () => unknown, this.#options?.principal)
-    if (typeof this.#entry.def.undo !== 'function') {
-      throw new TypeError('toolwire: registerUndo takes a function, or a JSON payload when the tool declares undo(payload, ctx)')
-    }
-    const written = this.#host.registerUndoPayload(this.callId, this.#entry, toFrozenJson(restore), this.#options?.principal)
-    // with a store: the call answers once the payload is written, so that tm.undo on any instance finds it
-    if (written !== undefined) {
-      const x = this.#more()
-      x.wait = x.wait === undefined ? written : Promise.all([x.wait, written])
-    }
+    registerUndo(CALL_ACCESS, this, restore)
   }
 
   reportProgress(progress: number, total?: number, message?: string): void {
-    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('progress')) return
-    // what reaches listeners (and the MCP wire) is a finite number and a string, nothing else the tool made
-    if (typeof progress !== 'number' || !Number.isFinite(progress)) return
-    const event: { -readonly [K in keyof ToolEvents['progress']]: ToolEvents['progress'][K] } = { callId: this.callId, tool: this.toolName, progress }
-    if (typeof total === 'number' && Number.isFinite(total)) event.total = total
-    if (typeof message === 'string') event.message = message
-    this.#host.emit('progress', event)
+    reportProgress(CALL_ACCESS, this, progress, total, message)
   }
 
   log(level: ToolLogLevel, data: unknown): void {
-    if ((this.#flags & SETTLED) !== 0 || !this.#host.hasListeners('log') || !TOOL_LOG_LEVELS.includes(level)) return
-    this.#host.emit('log', { callId: this.callId, tool: this.toolName, level, data: redact(data, this.#entry.sensitive) })
+    log(CALL_ACCESS, this, level, data)
   }
 
   start(): Promise<CallResult | Settlement> {
@@ -396,216 +275,6 @@ export class Call implements ToolContext {
     this.#finish(ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)))
   }
 
-  // ---------------------------------------------------------------- gates
-
-  /** The scope gate: a call with a principal lacking a scope the tool needs is refused; the operator's calls pass. */
-  #checkScopes(): void {
-    const principal = this.#options?.principal
-    if (principal !== undefined) {
-      const missing = missingScopes(principal.scopes, this.#entry.scopes, this.#host.impliedScopes)
-      if (missing.length !== 0) {
-        return this.#finish(ToolResult.failed(refusalError(INSUFFICIENT_SCOPE, insufficientScopeText(missing), { scopes: [...missing] })))
-      }
-    }
-    this.#proceed()
-  }
-
-  #checkPermission(): void {
-    const hooks = this.#entry.permissionHooks
-    const principal = this.#options?.principal
-    const request = Object.freeze(
-      principal === undefined
-        ? { tool: this.#entry.name, input: this.#input, callId: this.callId }
-        : { tool: this.#entry.name, input: this.#input, callId: this.callId, principal },
-    )
-    const step = (i: number): void => {
-      if ((this.#flags & SETTLED) !== 0) return
-      if (i === hooks.length) return this.#proceed()
-      let decision: PermissionDecision | Promise<PermissionDecision>
-      try {
-        decision = hooks[i]!(request)
-      } catch (err) {
-        return this.#denyOnError(err)
-      }
-      when(
-        decision,
-        (d) =>
-          this.#guarded(() => {
-            let allowed: boolean
-            try {
-              allowed = this.#applyDecision(d as PermissionDecision)
-            } catch (err) {
-              // a decision that cannot be read denies
-              return this.#denyOnError(err)
-            }
-            if (allowed) step(i + 1)
-          }),
-        (err) => this.#guarded(() => this.#denyOnError(err)),
-      )
-    }
-    step(0)
-  }
-
-  #denyOnError(err: unknown): void {
-    this.#host.reportError(this.callId, this.#entry.name, err)
-    this.#finish(ToolResult.failed(refusalError(REFUSALS.permissionCheckFailed.code, REFUSALS.permissionCheckFailed.message)))
-  }
-
-  /** Returns true to allow; otherwise settles the call as refused. */
-  #applyDecision(d: PermissionDecision): boolean {
-    if ((this.#flags & SETTLED) !== 0) return false
-    if (d === undefined || d === true) return true
-    if (d === false) {
-      this.#finish(ToolResult.failed(refusalError(REFUSALS.permissionDenied.code, REFUSALS.permissionDenied.message)))
-      return false
-    }
-    if (isHelperResult(d)) {
-      if (d.status === 'ok') return true
-      this.#finish(d.status === 'refused' ? fromHelper(d) : ToolResult.failed(refusalError(REFUSALS.permissionDenied.code, REFUSALS.permissionDenied.message)))
-      return false
-    }
-    const obj = d as { allow?: unknown; code?: unknown; message?: unknown }
-    if (obj.allow === true) return true
-    this.#finish(
-      ToolResult.failed(
-        refusalError(
-          typeof obj.code === 'string' ? obj.code : REFUSALS.permissionDenied.code,
-          typeof obj.message === 'string' ? obj.message : REFUSALS.permissionDenied.message,
-        ),
-      ),
-    )
-    return false
-  }
-
-  /** The confirmation gate (deferred mode). */
-  #checkConfirmation(): void {
-    const rule = this.#entry.def.needsConfirmation
-    if (rule === undefined || rule === false) return this.#proceed()
-    let needed: boolean | Promise<boolean>
-    try {
-      needed = rule === true ? true : (rule as (i: unknown, c: ToolContext) => boolean | Promise<boolean>)(this.#input, this)
-    } catch (err) {
-      return this.#fail(err)
-    }
-    when(
-      needed,
-      (n) => this.#guarded(() => (n ? this.#askConfirmation() : this.#proceed())),
-      (err) => this.#guarded(() => this.#fail(err)),
-    )
-  }
-
-  #askConfirmation(): void {
-    if ((this.#flags & SETTLED) !== 0) return
-    const def = this.#entry.def as ToolDefinition<unknown>
-    let summarized: unknown
-    let changes: unknown
-    try {
-      // a custom summary is written from the input with its sensitive fields redacted, so it cannot show them
-      summarized = def.summarize?.(def.summarize === undefined ? undefined : redact(this.#input, this.#entry.sensitive))
-      changes = def.previewChanges?.(this.#input)
-    } catch (err) {
-      return this.#fail(err)
-    }
-    let summary: unknown
-    const park = (list: unknown): void => {
-      if ((this.#flags & SETTLED) !== 0) return
-      const { id, handle: confirmId } = this.#host.newConfirmation(this.#entry, this.#input, this.callId)
-      let result: ToolResult
-      try {
-        // previewed changes are shown as a frozen copy, sensitive fields redacted
-        const redacted: readonly FieldChange[] | undefined = list === undefined ? undefined : redactChanges(list, this.#entry.sensitive)
-        result = ToolResult.pending(
-          redacted === undefined
-            ? { id: confirmId, kind: 'confirmation', summary: summary as string }
-            : { id: confirmId, kind: 'confirmation', summary: summary as string, changes: redacted },
-        )
-      } catch (err) {
-        return this.#fail(err)
-      }
-      // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
-      const parked = this.#host.park(id, 'confirmation', this.#entry, this.#input, this.callId, this.#options)
-      if (typeof parked === 'boolean') this.#finish(result)
-      else this.#more().wait = parked.then(() => this.#guarded(() => this.#finish(result)))
-    }
-    // either may be async; a rejection of either fails the call (and is never left unhandled)
-    let failed = false
-    const fail = (err: unknown): void => {
-      if (failed) return
-      failed = true
-      this.#guarded(() => this.#fail(err))
-    }
-    when(
-      summarized,
-      (s) =>
-        this.#guarded(() => {
-          // the default summary shows the input's JSON form (after toJSON), redacted
-          summary = s ?? `Run ${this.#entry.name} with ${JSON.stringify(redact(this.#input, this.#entry.sensitive))}`
-          when(changes, (list) => (failed ? undefined : this.#guarded(() => park(list))), fail)
-        }),
-      (err) => {
-        fail(err)
-        // the changes are not needed any more, but their rejection is still handled
-        when(changes, () => undefined, () => undefined)
-      },
-    )
-  }
-
-  #checkBreaker(): void {
-    const entry = this.#entry
-    if (!entry.breaker!.admit()) {
-      this.#finish(ToolResult.failed(refusalError('circuit_open', circuitOpenText(entry.name))))
-      return
-    }
-    this.#flags |= ADMITTED_BY_BREAKER
-    this.#proceed()
-  }
-
-  #checkConcurrency(): void {
-    const entry = this.#entry
-    switch (entry.limiter!.acquire(this)) {
-      case 'run':
-        this.#flags |= RUNNING
-        this.#proceed()
-        return
-      case 'queued':
-        return
-      case 'full':
-        this.#finish(
-          ToolResult.failed(refusalError('concurrency_limit', concurrencyLimitText(entry.name))),
-        )
-    }
-  }
-
-  /** The ledger gate (with a store): records the call as in flight before its body, or settles it without running. */
-  #checkLedger(): void {
-    const options = this.#options
-    const key = options?.idempotencyKey
-    // a confirmed or resumed call was recorded by its claim
-    if (key === undefined && this.#continuation !== undefined) return this.#proceed()
-    when(
-      this.#host.ledgerBegin(this.#entry, this.callId, this.#input, key, options?.principal),
-      (g) =>
-        this.#guarded(() => {
-          const gate = g as LedgerGate
-          if (gate.run) {
-            this.#more().ticket = gate.ticket
-            // settled while the store answered (timeout, cancel): the body never ran, so the key is
-            // free again and a retry runs afresh (settling it would replay the timeout for ever)
-            if ((this.#flags & SETTLED) !== 0) {
-              if (gate.ticket !== undefined) void this.#host.ledgerRelease(gate.ticket, this.callId, this.#entry.name)
-              return
-            }
-            return this.#proceed()
-          }
-          if (gate.replayed) this.#flags |= REPLAYED
-          // the raw contract (`tm.execute`) of a replay: the recorded data
-          if (gate.replayed) this.#raw = gate.result.data()
-          this.#finish(gate.result)
-        }),
-      (err) => this.#guarded(() => this.#fail(err)),
-    )
-  }
-
   // ---------------------------------------------------------------- the body
 
   /**
@@ -622,7 +291,7 @@ export class Call implements ToolContext {
       if (typeof continuation === 'function') {
         ret = continuation(this)
       } else if (this.#entry.outcome !== undefined) {
-        ret = this.#runOutcomeCallback(this.#entry.outcome)
+        ret = runOutcomeCallback(CALL_ACCESS, this, this.#entry.outcome)
       } else {
         ret = (this.#entry.def.run as (input: unknown, ctx: ToolContext) => unknown)(this.#input, this)
       }
@@ -673,71 +342,6 @@ export class Call implements ToolContext {
     this.#entry.limiter!.release()
   }
 
-  #runOutcomeCallback(callback: NonNullable<ToolEntry['outcome']>): unknown {
-    const diagnostics = (this.#more().diagnostics ??= newDiagnostics())
-    this.#flags &= ~CALLBACK_SETTLED
-    const invocation: OutcomeInvocation = {
-      context: this,
-      reportFailure: (error: Error) => {
-        if ((this.#flags & CALLBACK_SETTLED) !== 0) return // inert once the callback settles
-        let isError = false
-        try {
-          isError = error instanceof Error
-        } catch {
-          isError = false
-        }
-        if (!isError) {
-          diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
-          return
-        }
-        let message: string
-        try {
-          const m: unknown = error.message // captured when reported
-          message = typeof m === 'string' ? m : String(m)
-        } catch {
-          diagnostics.configurationFailures.push('reportFailure got an Error whose message cannot be read')
-          return
-        }
-        if ((this.#flags & SETTLED) !== 0) {
-          diagnostics.late.push(Object.freeze({ message }))
-          this.#host.emit('late_report', { callId: this.callId, tool: this.#entry.name, message })
-        } else if (this.#x?.reported === undefined) {
-          this.#more().reported = message
-        }
-      },
-    }
-    let ret: unknown
-    try {
-      ret = callback(this.#input as never, invocation)
-    } catch (err) {
-      this.#flags |= CALLBACK_SETTLED
-      throw err
-    }
-    let thenable = false
-    try {
-      thenable = typeof ret === 'object' && ret !== null && typeof (ret as { then?: unknown }).then === 'function'
-    } catch {
-      thenable = true // a throwing `then` getter: `when` turns it into a rejection
-    }
-    if (!thenable) {
-      this.#flags |= CALLBACK_SETTLED
-      return ret
-    }
-    return new Promise<unknown>((resolve, reject) =>
-      when(
-        ret,
-        (v) => {
-          this.#flags |= CALLBACK_SETTLED
-          resolve(v)
-        },
-        (e) => {
-          this.#flags |= CALLBACK_SETTLED
-          reject(e)
-        },
-      ),
-    )
-  }
-
   #complete(value: unknown): void {
     if ((this.#flags & SETTLED) !== 0) return
     let result: ToolResult | undefined
@@ -769,22 +373,6 @@ export class Call implements ToolContext {
     }
     if (result === undefined) this.#finish(undefined, data)
     else this.#settleAttempt(result)
-  }
-
-  /** The output schema check: a development aid that never changes the outcome. */
-  #checkOutput(): void {
-    const result = this.#result
-    try {
-      const issues: unknown = this.#entry.validateOutput!(result === undefined ? this.#x?.okData : (result.data() ?? result.text()))
-      const report = (list: unknown): void => {
-        if (list !== undefined) this.#host.emit('output_invalid', { callId: this.callId, tool: this.#entry.name, issues: list as readonly Issue[] })
-      }
-      // an asynchronous Standard Schema reports when its check settles; the call does not wait for it
-      if (isThenable(issues)) when(issues, report, (err) => this.#host.reportError(this.callId, this.#entry.name, err))
-      else report(issues)
-    } catch (err) {
-      this.#host.reportError(this.callId, this.#entry.name, err)
-    }
   }
 
   #fail(err: unknown): void {
@@ -963,131 +551,44 @@ export class Call implements ToolContext {
     return this.#result ?? (this.#more().canonical ??= canonicalOf(this.#view!)!)
   }
 
-  #writeEvidence(store: EvidenceStore, result: ToolResult, durationMs: number): void {
-    const fail = (error: unknown): void =>
-      this.#host.emit('evidence_error', { callId: this.callId, tool: this.#entry.name, message: describeThrown(error).message, error })
-    try {
-      let raw: JsonValue | null = null
-      try {
-        raw = toFrozenJson(this.#raw)
-      } catch {
-        raw = null
-      }
-      const status = outcomeStatus(result)
-      const { startMs, endMs } = wallSpan(durationMs)
-      const written = store.append({
-        callId: this.callId,
-        tool: this.#entry.name,
-        input: redact(this.#input, this.#entry.sensitive),
-        result: redact(raw, this.#entry.sensitive),
-        status,
-        startedAt: new Date(startMs).toISOString(),
-        endedAt: new Date(endMs).toISOString(),
-        ...evidenceIdentity(this.#options?.principal, (this.#options as ContinuedOptions | undefined)?.approvedBy),
-      })
-      if (this.#host.awaitEvidence && written instanceof Promise) {
-        // evidence in the durable store: the view is handed out once its record is written
-        const w = written.then(() => undefined, fail)
-        const x = this.#more()
-        x.wait = x.wait === undefined ? w : Promise.all([x.wait, w])
-      } else when(written, () => undefined, fail)
-    } catch (err) {
-      fail(err)
-    }
-  }
-
   static {
-    const stages: CallStages = {
-      metricsStart: (c) => c.#host.metrics.started(c.#entry.metricsId),
-      callStart: (c) => {
-        if (c.#host.hasListeners('call_start')) {
-          const principal = c.#options?.principal
-          c.#host.emit('call_start', principal === undefined ? { callId: c.callId, tool: c.#entry.name } : { callId: c.callId, tool: c.#entry.name, principal: principalRef(principal) })
-        }
+    CALL_ACCESS = Object.freeze({
+      host: (c) => c.#host,
+      entry: (c) => c.#entry,
+      input: (c) => c.#input,
+      options: (c) => c.#options,
+      continued: (c) => c.#continuation !== undefined,
+      flags: (c) => c.#flags,
+      addFlags: (c, bits) => {
+        c.#flags |= bits
       },
-      spanStart: (c) => {
-        const tracer = c.#host.tracer
-        try {
-          if (tracer !== undefined) {
-            const x = c.#more()
-            x.spanParent = tracer.parentOf(c.#options?.traceContext)
-            x.span = tracer.start(c.#entry.name, c.callId, c.#entry.def.description, c.#input, c.#entry.sensitive, x.spanParent, c.#options?.principal)
-          }
-        } catch (err) {
-          // telemetry never stops a call
-          c.#host.reportError(c.callId, c.#entry.name, err)
-        }
+      extras: (c) => c.#x,
+      more: (c) => c.#more(),
+      clock: (c) => c.#clock,
+      result: (c) => c.#result,
+      view: (c) => c.#view,
+      raw: (c) => c.#raw,
+      setRaw: (c, raw) => {
+        c.#raw = raw
       },
-      spanProbe: (c) => {
-        if (c.#host.tracerReady(c.#clock)) stages.spanStart(c)
+      canonicalResult: (c) => c.#canonicalResult(),
+      proceed: (c) => c.#proceed(),
+      finish: (c, result) => c.#finish(result),
+      fail: (c, err) => c.#fail(err),
+      guarded: (c, step) => c.#guarded(step),
+      diagnostics: (c) => (c.#more().diagnostics ??= newDiagnostics()),
+      settled: (c) => (c.#flags & SETTLED) !== 0,
+      callbackSettled: (c) => (c.#flags & CALLBACK_SETTLED) !== 0,
+      setCallbackSettled: (c, settled) => {
+        if (settled) c.#flags |= CALLBACK_SETTLED
+        else c.#flags &= ~CALLBACK_SETTLED
       },
-      scopes: (c) => c.#checkScopes(),
-      permission: (c) => c.#checkPermission(),
-      confirmation: (c) => c.#checkConfirmation(),
-      breaker: (c) => c.#checkBreaker(),
-      concurrency: (c) => c.#checkConcurrency(),
-      ledger: (c) => c.#checkLedger(),
-      outputCheck: (c) => c.#checkOutput(),
-      metricsEnd: (c) => {
-        const settled = c.#result
-        if (settled === undefined) c.#host.metrics.succeeded(c.#entry.metricsId, c.#clock)
-        else c.#host.metrics.settled(c.#entry.metricsId, settled, c.#clock)
+      reported: (c) => c.#x?.reported,
+      setReported: (c, message) => {
+        c.#more().reported = message
       },
-      ledgerEnd: (c) => {
-        const x = c.#x
-        const ticket = x?.ticket
-        if (x === undefined || ticket === undefined) return
-        x.ticket = undefined
-        const bodyActive = (c.#flags & BODY_ACTIVE) !== 0
-        // an idempotent tool's retryable failure, its body finished (the last attempt of `retry`),
-        // frees the key, so a retry with it runs again: the rule toolwire's own retries follow. A
-        // tool not marked idempotent may have done its effect before failing: its failure is final
-        // for the key. Settled while its body still runs (timed out, cancelled): what the body
-        // does is not known, and the recorded outcome says why
-        const settled =
-          !bodyActive && c.#entry.def.hints?.idempotent === true && c.#result?.error()?.retryable === true
-            ? c.#host.ledgerRelease(ticket, c.callId, c.#entry.name)
-            : c.#host.ledgerSettle(ticket, bodyActive ? interruptedOutcomeResult(c.#result) : c.#canonicalResult(), c.callId, c.#entry.name)
-        x.wait = x.wait === undefined ? settled : Promise.all([x.wait, settled])
-      },
-      breakerEnd: (c) => {
-        if ((c.#flags & ADMITTED_BY_BREAKER) === 0) return
-        const settled = c.#result
-        const neutral = settled !== undefined && (settled.isErrorKind('cancelled') || settled.isErrorKind('invalid_args'))
-        c.#entry.breaker!.settle(neutral ? 'neutral' : settled !== undefined && settled.isError() ? 'failed' : 'healthy')
-      },
-      spanEnd: (c) => {
-        const span = c.#x?.span
-        if (span === undefined) return
-        try {
-          c.#host.tracer!.end(span, c.#canonicalResult(), c.#entry.sensitive)
-        } catch (err) {
-          c.#host.reportError(c.callId, c.#entry.name, err)
-        }
-      },
-      evidence: (c) => {
-        const store = c.#host.evidence
-        if (store !== undefined && (c.#flags & RAN) !== 0) c.#writeEvidence(store, c.#canonicalResult(), c.#clock)
-      },
-      callEnd: (c) => {
-        const host = c.#host
-        if (!host.hasListeners('call_end')) return
-        const result = c.#canonicalResult()
-        const view = c.#view!
-        const { startMs, endMs } = wallSpan(c.#clock)
-        const principal = c.#options?.principal
-        const record = callRecord(c.callId, c.#entry.name, result, startMs, endMs, c.#attemptNo, host.canUndo(c.callId), principal?.subject)
-        const payload = { callId: c.callId, tool: c.#entry.name, status: view.status, statusName: result.statusName(), durationMs: c.#clock, result, view, record }
-        host.emit('call_end', principal === undefined ? payload : { ...payload, principal: principalRef(principal) })
-      },
-      startQueued: (c) => {
-        if ((c.#flags & SETTLED) !== 0) return false
-        c.#flags |= RUNNING
-        c.#proceed()
-        return true
-      },
-    }
-    STAGES = Object.freeze(stages)
+      reportLate: (c, message) => c.#host.emit('late_report', { callId: c.callId, tool: c.#entry.name, message }),
+    } satisfies CallAccess<Call>)
   }
 }
 

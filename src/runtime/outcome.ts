@@ -7,6 +7,7 @@
  */
 import type { JsonSchema, ToolContext, ToolDefinition, ToolHints } from './tool.js'
 import type { ToolErrorKind } from '../core/types.js'
+import { when } from './normalize.js'
 
 /** What an outcome callback receives besides its arguments. */
 export interface OutcomeInvocation {
@@ -99,4 +100,92 @@ export function createOutcomeTool<TArgs, TResult>(options: OutcomeToolOptions<TA
     execute,
     run: (input: TArgs, ctx: ToolContext) => execute(input, ctx),
   }
+}
+
+/** @internal What running an outcome callback needs of its call (`CALL_ACCESS` in call.ts is one). */
+export interface OutcomeAccess<C> {
+  readonly input: (call: C) => unknown
+  /** The call's outcome diagnostics, made on first use. */
+  readonly diagnostics: (call: C) => OutcomeDiagnostics
+  /** Whether the call settled: its outcome is frozen. */
+  readonly settled: (call: C) => boolean
+  /** Whether the call's callback settled (or none runs): its reports are inert. */
+  readonly callbackSettled: (call: C) => boolean
+  readonly setCallbackSettled: (call: C, settled: boolean) => void
+  /** The failure the callback reported first, if any. */
+  readonly reported: (call: C) => string | undefined
+  readonly setReported: (call: C, message: string) => void
+  /** A valid report after the call settled: the `late_report` event. */
+  readonly reportLate: (call: C, message: string) => void
+}
+
+/**
+ * @internal Runs a tool's outcome callback as `call`'s body: the first valid report wins (the
+ * call then fails with its message), reports are inert once the callback settles, and a
+ * report after the call settled lands in its late diagnostics. Returns what the callback
+ * returned, a promise when it returned a thenable.
+ */
+export function runOutcomeCallback<C extends ToolContext>(access: OutcomeAccess<C>, call: C, callback: Callback): unknown {
+  const diagnostics = access.diagnostics(call)
+  access.setCallbackSettled(call, false)
+  const invocation: OutcomeInvocation = {
+    context: call,
+    reportFailure: (error: Error) => {
+      if (access.callbackSettled(call)) return // inert once the callback settles
+      let isError = false
+      try {
+        isError = error instanceof Error
+      } catch {
+        isError = false
+      }
+      if (!isError) {
+        diagnostics.configurationFailures.push(`reportFailure got ${error === null ? 'null' : typeof error}, not an Error`)
+        return
+      }
+      let message: string
+      try {
+        const m: unknown = error.message // captured when reported
+        message = typeof m === 'string' ? m : String(m)
+      } catch {
+        diagnostics.configurationFailures.push('reportFailure got an Error whose message cannot be read')
+        return
+      }
+      if (access.settled(call)) {
+        diagnostics.late.push(Object.freeze({ message }))
+        access.reportLate(call, message)
+      } else if (access.reported(call) === undefined) {
+        access.setReported(call, message)
+      }
+    },
+  }
+  let ret: unknown
+  try {
+    ret = callback(access.input(call) as never, invocation)
+  } catch (err) {
+    access.setCallbackSettled(call, true)
+    throw err
+  }
+  let thenable = false
+  try {
+    thenable = typeof ret === 'object' && ret !== null && typeof (ret as { then?: unknown }).then === 'function'
+  } catch {
+    thenable = true // a throwing `then` getter: `when` turns it into a rejection
+  }
+  if (!thenable) {
+    access.setCallbackSettled(call, true)
+    return ret
+  }
+  return new Promise<unknown>((resolve, reject) =>
+    when(
+      ret,
+      (v) => {
+        access.setCallbackSettled(call, true)
+        resolve(v)
+      },
+      (e) => {
+        access.setCallbackSettled(call, true)
+        reject(e)
+      },
+    ),
+  )
 }

@@ -1,11 +1,15 @@
 /**
- * Composes a tool's pipeline from the call's stage functions (call.ts), when the tool is
+ * Composes a tool's pipeline from the call's stage functions (stages/*.ts), when the tool is
  * registered and again when a listener that a stage serves is added or removed, as
  * Fastify compiles its routes. Every tool's pipeline is made of the same functions: a
  * tool that uses no gate, listener, tracer or evidence store gets only the stages it
  * needs (metrics at start and end, the body, parking a suspension).
  */
-import { STAGES, type Call } from './call.js'
+import type { Call } from './call.js'
+import { breaker, concurrency, confirmation, permission, scopes, startQueued } from './stages/gates.js'
+import { ledger, ledgerEnd } from './stages/ledger.js'
+import { breakerEnd, callEnd, evidence, metricsEnd, outputCheck, spanEnd } from './stages/settle.js'
+import { callStart, metricsStart, spanProbe, spanStart } from './stages/start.js'
 import { Limiter } from './limiter.js'
 import type { Pipeline, Stage, ToolEntry } from './types.js'
 
@@ -25,30 +29,30 @@ export interface PipelineFeatures {
 
 /** The pipeline of `entry`'s calls given the manager's `features`. */
 export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFeatures): Pipeline<Call> {
-  const start: Stage<Call>[] = [STAGES.metricsStart]
-  if (features.callStart) start.push(STAGES.callStart)
-  if (features.tracer) start.push(STAGES.spanStart)
-  else if (features.tracerProbe) start.push(STAGES.spanProbe)
+  const start: Stage<Call>[] = [metricsStart]
+  if (features.callStart) start.push(callStart)
+  if (features.tracer) start.push(spanStart)
+  else if (features.tracerProbe) start.push(spanProbe)
   const gates: Stage<Call>[] = []
-  if (entry.scopes.length !== 0) gates.push(STAGES.scopes)
-  if (entry.permissionHooks.length !== 0) gates.push(STAGES.permission)
+  if (entry.scopes.length !== 0) gates.push(scopes)
+  if (entry.permissionHooks.length !== 0) gates.push(permission)
   const rule = entry.def.needsConfirmation
-  if (rule !== undefined && rule !== false) gates.push(STAGES.confirmation)
+  if (rule !== undefined && rule !== false) gates.push(confirmation)
   const continueAt = gates.length
-  if (entry.breaker !== undefined) gates.push(STAGES.breaker)
-  if (entry.limiter !== undefined) gates.push(STAGES.concurrency)
-  if (features.store) gates.push(STAGES.ledger)
-  const settle: Stage<Call>[] = [STAGES.metricsEnd]
-  if (features.store) settle.push(STAGES.ledgerEnd)
-  if (entry.breaker !== undefined) settle.push(STAGES.breakerEnd)
-  if (features.tracer) settle.push(STAGES.spanEnd)
-  if (features.evidence) settle.push(STAGES.evidence)
-  if (features.callEnd) settle.push(STAGES.callEnd)
+  if (entry.breaker !== undefined) gates.push(breaker)
+  if (entry.limiter !== undefined) gates.push(concurrency)
+  if (features.store) gates.push(ledger)
+  const settle: Stage<Call>[] = [metricsEnd]
+  if (features.store) settle.push(ledgerEnd)
+  if (entry.breaker !== undefined) settle.push(breakerEnd)
+  if (features.tracer) settle.push(spanEnd)
+  if (features.evidence) settle.push(evidence)
+  if (features.callEnd) settle.push(callEnd)
   return Object.freeze({
     start: Object.freeze(start),
     gates: Object.freeze(gates),
     continueAt,
-    check: features.development && entry.validateOutput !== undefined ? STAGES.outputCheck : undefined,
+    check: features.development && entry.validateOutput !== undefined ? outputCheck : undefined,
     settle: Object.freeze(settle),
     retry: entry.def.retry !== undefined,
   })
@@ -57,5 +61,5 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
 /** A limiter for a tool with a concurrency limit, whose queued calls start through the pipeline. */
 export function limiterOf(limit: number, queueLimit: number): Limiter | undefined {
   if (limit === Infinity) return undefined
-  return new Limiter(limit, queueLimit, STAGES.startQueued as (item: object) => boolean)
+  return new Limiter(limit, queueLimit, startQueued as (item: object) => boolean)
 }
