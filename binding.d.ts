@@ -14,9 +14,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  *
  * Tool names are interned once with `registerTool`; settled calls are then sent in
  * batches of 4 numbers per record: `[toolId, statusCode, errorKindCode, durationMs]`,
- * statusCode 0 success, 1 error, 2 denied, 3 skipped, 4 pending, or -1 for a
- * call-started record (increments the in-flight gauge); errorKindCode -1 for none,
- * else an index into `coreTables().errorKinds`.
+ * statusCode 0 success, 1 error, 2 denied, 3 skipped, 4 pending, -1 for a
+ * call-started record (increments the in-flight gauge), or -2 for a started count
+ * (adds durationMs, a whole number of calls started, to the in-flight gauge);
+ * errorKindCode -1 for none, else an index into `coreTables().errorKinds`.
  */
 export declare class BindingMetrics {
   constructor()

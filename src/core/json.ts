@@ -164,6 +164,11 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
   ) {
     value = (value as { toJSON(key: string): unknown }).toJSON(key)
   }
+  return walkJson(key, value, stack)
+}
+
+/** `walk` of a value whose `toJSON` (if any) has been applied. */
+function walkJson(key: string, value: unknown, stack: unknown[]): JsonValue | undefined {
   switch (typeof value) {
     case 'string':
       return wellFormed(value)
@@ -180,7 +185,11 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
   }
   if (value === null) return null
   const obj = value as object
-  const proto = getPrototypeOf(obj)
+  return walkObject(key, obj, getPrototypeOf(obj), stack)
+}
+
+/** `walk` of an object (its `toJSON` applied) whose prototype is `proto`. */
+function walkObject(key: string, obj: object, proto: unknown, stack: unknown[]): JsonValue | undefined {
   if (proto !== Object.prototype && proto !== Array.prototype && (obj instanceof Number || obj instanceof String || obj instanceof Boolean)) {
     return walk(key, obj.valueOf(), stack)
   }
@@ -195,47 +204,84 @@ function walk(key: string, input: unknown, stack: unknown[]): JsonValue | undefi
     } else {
       const arr: JsonValue[] = new Array(obj.length)
       for (let i = 0; i < obj.length; i++) {
-        const item = member(String(i), obj[i], stack)
+        const v: unknown = obj[i]
+        // `member`, inline: the item's key is made only for a value that `walk` needs it for
+        const item = typeof v === 'string' ? wellFormed(v) : typeof v === 'number' ? jsonNumber(v) : typeof v === 'boolean' || v === null ? v : walk(String(i), v, stack)
         arr[i] = item === undefined ? null : item
       }
       out = Object.freeze(arr)
     }
   } else {
     if (proto !== Object.prototype && ArrayBuffer.isView(obj)) spend((obj as { length?: number }).length ?? 0, stack, key)
-    // the copy is made once its second member is known: a copy of one member is an exact-size
-    // `OneMember` (an object made from `{}` carries room for four)
-    let copy: Record<string, JsonValue> | undefined
-    let firstKey = ''
-    let firstItem: JsonValue = null
-    let members = 0
-    for (const k in obj) {
-      if (!hasOwn(obj, k)) continue
-      spend(1, stack, key)
-      let item: JsonValue | undefined
-      if (hide !== undefined && hide(k)) {
-        item = hidden
-      } else {
-        item = member(k, (obj as Record<string, unknown>)[k], stack)
+    out = copyMembers(key, obj, stack)
+  }
+  stack.pop()
+  return out
+}
+
+/**
+ * The frozen copy of an object's own enumerable members, `obj` on top of `stack` (`walk`'s
+ * object branch). A member's value is read once, unless `hide` names its key; a string,
+ * number, boolean or `null` is copied here, anything else through `walk`.
+ */
+function copyMembers(key: string, obj: object, stack: unknown[]): JsonValue {
+  // the copy is made once its second member is known: a copy of one member is an exact-size
+  // `OneMember` (an object made from `{}` carries room for four)
+  let copy: Record<string, JsonValue> | undefined
+  let firstKey = ''
+  let firstItem: JsonValue = null
+  let members = 0
+  const hideKey = hide
+  for (const k in obj) {
+    if (!hasOwn(obj, k)) continue
+    if (--budget < 0) spend(0, stack, key)
+    let item: JsonValue | undefined
+    if (hideKey !== undefined && hideKey(k)) {
+      item = hidden
+    } else {
+      const v = (obj as Record<string, unknown>)[k]
+      // `member`, inline
+      if (typeof v === 'string') item = wellFormed(v)
+      else if (typeof v === 'number') item = jsonNumber(v)
+      else if (typeof v === 'boolean' || v === null) item = v
+      else {
+        item = walk(k, v, stack)
         if (item === undefined) continue
       }
-      if (members === 0) {
-        firstKey = wellFormed(k)
-        firstItem = item
-      } else {
-        if (members === 1) {
-          copy = {}
-          setOwn(copy, firstKey, firstItem)
-        }
-        setOwn(copy!, wellFormed(k), item)
+    }
+    if (members === 0) {
+      firstKey = wellFormed(k)
+      firstItem = item
+    } else {
+      if (members === 1) {
+        copy = {}
+        setOwn(copy, firstKey, firstItem)
       }
-      members++
+      setOwn(copy!, wellFormed(k), item)
     }
-    if (members === 1) {
-      copy = new (OneMember as unknown as new () => Record<string, JsonValue>)()
-      setOwn(copy, firstKey, firstItem)
-    }
-    out = Object.freeze(copy ?? {})
+    members++
   }
+  if (members === 1) {
+    copy = new (OneMember as unknown as new () => Record<string, JsonValue>)()
+    setOwn(copy, firstKey, firstItem)
+  }
+  return Object.freeze(copy ?? {})
+}
+
+/**
+ * `walk('', input, [])`: the same reads in the same order, with a shorter way for the common
+ * result, an ordinary object (its prototype `Object.prototype`, not an array): with nothing on
+ * the stack it cannot close a cycle or nest too deep, so its members are copied at once.
+ */
+function walkTop(input: object | null, stack: unknown[]): JsonValue | undefined {
+  if (input === null) return null
+  let value: unknown = input
+  if (typeof (input as { toJSON?: unknown }).toJSON === 'function') value = (input as { toJSON(key: string): unknown }).toJSON('')
+  if (typeof value !== 'object' || value === null) return walkJson('', value, stack)
+  const proto = getPrototypeOf(value)
+  if (proto !== Object.prototype || stack.length !== 0 || Array.isArray(value)) return walkObject('', value, proto, stack)
+  stack.push(value)
+  const out = copyMembers('', value, stack)
   stack.pop()
   return out
 }
@@ -274,7 +320,7 @@ export function toFrozenJson(value: unknown, hideKey?: (key: string) => boolean,
   active++
   let out: JsonValue | undefined
   try {
-    out = walk('', value, stack)
+    out = typeof value === 'object' ? walkTop(value, stack) : walk('', value, stack)
   } finally {
     active--
     hide = outerHide

@@ -11,10 +11,12 @@ impl MetricsRecorder {
     /// - `toolId`: an id from [`Self::register_tool`];
     /// - `statusCode`: `0` success, `1` error, `2` denied, `3` skipped, `4` pending
     ///   ([`CallStatus::code`], `2` for [`CallStatus::Refused`]) — or `-1` for a **started** record, which increments
-    ///   the in-flight gauge and ignores the other two numbers;
+    ///   the in-flight gauge and ignores the other two numbers, or `-2` for a **started count**, which
+    ///   adds its last number (a whole number of calls started, `0` to `i32::MAX`) to the in-flight
+    ///   gauge and ignores `errorKindCode`;
     /// - `errorKindCode`: `-1` for none, else an index into [`ToolErrorKind::ALL`]
     ///   (counted only with status `error`);
-    /// - `durationMs`: a finite number of milliseconds >= 0.
+    /// - `durationMs`: a finite number of milliseconds >= 0 (the count, for a started count).
     ///
     /// Records apply in order. The whole batch is validated first: if any record is
     /// malformed, nothing is recorded. Returns the number of records.
@@ -29,10 +31,11 @@ impl MetricsRecorder {
     ///     search, -1.0, -1.0, 0.0,    // started
     ///     search, 0.0, -1.0, 4.2,     // success in 4.2 ms
     ///     search, 1.0, timeout, 30000.0,
+    ///     search, -2.0, -1.0, 3.0,    // 3 calls started
     /// ]).unwrap();
-    /// assert_eq!(n, 3);
+    /// assert_eq!(n, 4);
     /// let t = &m.snapshot().tools[0];
-    /// assert_eq!((t.calls.success, t.calls.error, t.in_flight), (1, 1, 0));
+    /// assert_eq!((t.calls.success, t.calls.error, t.in_flight), (1, 1, 3));
     /// assert_eq!(t.errors.get(ToolErrorKind::Timeout), 1);
     /// assert!(m.record_batch(&[search, 9.0, -1.0, 1.0]).is_err());
     /// ```
@@ -57,7 +60,7 @@ impl MetricsRecorder {
         for &(id, op) in &decoded {
             let series = &mut inner.series[id];
             match op {
-                Op::Started => series.in_flight += 1,
+                Op::Started(n) => series.in_flight += n,
                 Op::Settled(status, kind, duration_ms) => series.record(status, kind, duration_ms),
             }
         }
@@ -67,7 +70,8 @@ impl MetricsRecorder {
 
 #[derive(Clone, Copy)]
 enum Op {
-    Started,
+    /// This many calls started.
+    Started(u64),
     Settled(CallStatus, Option<ToolErrorKind>, f64),
 }
 
@@ -81,7 +85,13 @@ fn decode(record: &[f64], tools: usize) -> Result<(usize, Op), String> {
         .ok_or_else(|| format!("unknown tool id {tool}"))? as usize;
     let status = small_int(status).ok_or_else(|| format!("bad status code {status}"))?;
     if status == -1 {
-        return Ok((id, Op::Started));
+        return Ok((id, Op::Started(1)));
+    }
+    if status == -2 {
+        let count = small_int(duration_ms)
+            .filter(|&n| n >= 0)
+            .ok_or_else(|| format!("bad started count {duration_ms}"))?;
+        return Ok((id, Op::Started(count as u64)));
     }
     let status = u8::try_from(status)
         .ok()
@@ -117,17 +127,42 @@ mod tests {
             vec![id, 0.0, -1.0, 1.0, id, 0.5, -1.0, 1.0],
             vec![id, 0.0, -1.0, 1.0, id, 1.0, 9.0, 1.0],
             vec![id, 0.0, -1.0, 1.0, id, 1.0, -1.0, f64::NAN],
-            vec![id, 0.0, -1.0, 1.0, id, -2.0, -1.0, 1.0],
+            vec![id, 0.0, -1.0, 1.0, id, -4.0, -1.0, 1.0],
             vec![f64::NAN, 0.0, -1.0, 1.0],
+            vec![id, -2.0, -1.0, 1.0, id, -2.0, -1.0, -1.0],
+            vec![id, -2.0, -1.0, 1.5],
+            vec![id, -2.0, -1.0, f64::INFINITY],
+            vec![id, -3.0, -1.0, 1.0],
         ] {
             assert!(m.record_batch(&bad).is_err(), "{bad:?}");
         }
         let t = &m.snapshot().tools[0];
-        assert_eq!(t.duration.count, 0);
+        assert_eq!((t.duration.count, t.in_flight), (0, 0));
         let err = m.record_batch(&[id, 0.0, -1.0, 1.0, 3.0, 0.0, -1.0, 1.0]);
         assert_eq!(
             err.unwrap_err().to_string(),
             "invalid batch record 1: unknown tool id 3"
         );
+    }
+
+    #[test]
+    fn a_started_count_is_that_many_started_records() {
+        let counted = MetricsRecorder::new();
+        let one_by_one = MetricsRecorder::new();
+        let a = counted.register_tool("a") as f64;
+        let b = counted.register_tool("b") as f64;
+        one_by_one.register_tool("a");
+        one_by_one.register_tool("b");
+        counted
+            .record_batch(&[a, -2.0, -1.0, 3.0, b, -2.0, -1.0, 0.0, a, 0.0, -1.0, 2.0])
+            .unwrap();
+        one_by_one
+            .record_batch(&[
+                a, -1.0, -1.0, 0.0, a, -1.0, -1.0, 0.0, a, -1.0, -1.0, 0.0, a, 0.0, -1.0, 2.0,
+            ])
+            .unwrap();
+        assert_eq!(counted.snapshot(), one_by_one.snapshot());
+        assert_eq!(counted.snapshot().tools[0].in_flight, 2);
+        assert_eq!(counted.snapshot().tools[1].in_flight, 0);
     }
 }
