@@ -32,6 +32,7 @@ import type { JsonValue, PendingSchema } from '../core/types.js'
 import { clipped, sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
 import { awaitValidation } from './validation-wait.js'
+import { Inflight } from './inflight.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -179,10 +180,8 @@ export class ToolCallError extends Error {
   }
 }
 
-let managerSeq = 0
 /** How often (ms) a call asks whether a tracer provider was registered, while none is. */
 const TRACER_CHECK_MS = 100
-const SLOTS = 4096
 
 /** The result of a call that cannot run, with the options its view should use. */
 interface Early {
@@ -203,12 +202,8 @@ type Admission = Call | Early | Promise<Call | Early>
  */
 export class ToolManager {
   private readonly tools = new Map<string, ToolEntry>()
-  /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
-  private readonly inflight = new Map<string, Call>()
-  /** Calls whose asynchronous input check is pending, by the call id they asked for, with their owner: `tm.cancel` cuts the wait. */
-  private readonly validating = new Map<string, { readonly cut: (result: ToolResult) => void; readonly owner: string | undefined }>()
-  /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
-  private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
+  /** The calls in flight and the call ids (inflight.ts). */
+  private readonly inflight = new Inflight()
   private readonly parked = new Map<string, Parked>()
   /**
    * Closure undos by call id, with the name of the tool whose call registered them (for the undo's
@@ -228,8 +223,6 @@ export class ToolManager {
     late_report: undefined,
   }
   private readonly compiler: SchemaCompiler
-  private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
-  private seq = 0
   private readonly development: boolean
   private readonly tracer: CallTracer | undefined
   /** The tracer has a provider: pipelines have span stages (else a probe stage, see `tracerReady`). */
@@ -292,8 +285,8 @@ export class ToolManager {
       ledgerBegin: (entry, callId, input, key, principal) => this.durable!.ledger.begin(entry, callId, input, key, principal),
       ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
       ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
-      track: (call) => this.track(call as Call),
-      untrack: (call) => this.untrack(call as Call),
+      track: (call) => this.inflight.track(call as Call),
+      untrack: (call) => this.inflight.untrack(call as Call),
     }
   }
 
@@ -540,9 +533,9 @@ export class ToolManager {
     const asker = answererOf(options)
     if (typeof asker === 'string') return false
     const owner = ownerOf(asker)
-    const call = this.inflightCall(callId)
+    const call = this.inflight.find(callId)
     if (call === undefined) {
-      const waiting = typeof callId === 'string' ? this.validating.get(callId) : undefined
+      const waiting = typeof callId === 'string' ? this.inflight.validating.get(callId) : undefined
       if (waiting === undefined || !finds(owner, waiting.owner)) return false
       waiting.cut(cancelledResult('operator'))
       return true
@@ -915,7 +908,7 @@ export class ToolManager {
   /** Registers a closure undo owned by `owner`; `tool` defaults to the tool of the call in flight with this id. */
   private registerUndo(callId: string, restore: (undoer: Principal | undefined) => unknown, tool: string | undefined, owner: string | null): void {
     this.undos.delete(callId)
-    this.undos.set(callId, { tool: tool ?? this.inflightCall(callId)?.toolName ?? 'undo', restore, owner })
+    this.undos.set(callId, { tool: tool ?? this.inflight.find(callId)?.toolName ?? 'undo', restore, owner })
     const limit = this.options.undoLimit ?? 1000
     while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
   }
@@ -1025,10 +1018,6 @@ export class ToolManager {
     })
   }
 
-  private nextCallId(): string {
-    return this.idPrefix + ++this.seq
-  }
-
   private dispatch(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
     const admitted = this.admitChecked(name, input, options, 'view', textLength)
     if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
@@ -1108,19 +1097,19 @@ export class ToolManager {
     mode: 'view' | 'settlement',
   ): Promise<Call | Early> {
     const startedAt = performance.now()
-    const callId = typeof options?.callId === 'string' && !this.validating.has(options.callId) ? options.callId : undefined
+    const callId = typeof options?.callId === 'string' && !this.inflight.validating.has(options.callId) ? options.callId : undefined
     return new Promise((resolve) => {
       let ended = false
       const settle = (value: Call | Early): void => {
         ended = true
-        if (callId !== undefined) this.validating.delete(callId)
+        if (callId !== undefined) this.inflight.validating.delete(callId)
         resolve(value)
       }
       const cut = awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
         checked: (issues) => {
           try {
             if (issues !== undefined) return settle({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
-            if (callId !== undefined) this.validating.delete(callId)
+            if (callId !== undefined) this.inflight.validating.delete(callId)
             const admitted = this.admitValid(entry, input, options, mode)
             settle(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
           } catch (err) {
@@ -1135,15 +1124,15 @@ export class ToolManager {
         cut: (result) => settle({ result, options }),
       })
       // registered only while the wait is on (a signal already aborted ends it at once)
-      if (callId !== undefined && !ended) this.validating.set(callId, { cut, owner: ownerOf(options?.principal) })
+      if (callId !== undefined && !ended) this.inflight.validating.set(callId, { cut, owner: ownerOf(options?.principal) })
     })
   }
 
   /** Picks the call id of a call whose input is valid: a call ready to start, or a refused duplicate id. */
   private admitValid(entry: ToolEntry, input: unknown, options: CallOptions | undefined, mode: 'view' | 'settlement'): Call | Early {
-    const seq = options?.callId === undefined ? ++this.seq : 0
-    const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
-    if (seq === 0 && this.inflightCall(callId) !== undefined) {
+    const seq = options?.callId === undefined ? this.inflight.nextSeq() : 0
+    const callId = seq !== 0 ? this.inflight.idPrefix + seq : options!.callId!
+    if (seq === 0 && this.inflight.find(callId) !== undefined) {
       const duplicate = refusalError('duplicate_call_id', duplicateCallIdText(callId))
       return { result: ToolResult.failed(duplicate), options: undefined }
     }
@@ -1157,7 +1146,7 @@ export class ToolManager {
 
   /** The view of a call that settled before its body could run. `options` are a snapshot from `readOptions`. Never throws. */
   private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
-    const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
+    const callId = typeof options?.callId === 'string' ? options.callId : this.inflight.nextCallId()
     const view = viewOf(result, callId)
     const principal = options?.principal
     const who = principal === undefined ? undefined : principalRef(principal)
@@ -1193,40 +1182,6 @@ export class ToolManager {
     if (this.listeners.error === undefined) return
     const { message, stack } = describeThrown(error)
     this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
-  }
-
-  /** The in-flight call with exactly this id. */
-  private inflightCall(callId: string): Call | undefined {
-    if (typeof callId !== 'string') return undefined
-    if (callId.startsWith(this.idPrefix)) {
-      const seq = Number(callId.slice(this.idPrefix.length))
-      const call = Number.isSafeInteger(seq) && seq > 0 ? this.slots[seq & (SLOTS - 1)] : undefined
-      // '0x1', '1.0' or ' 1' parse to the same number as '1': only the exact id matches
-      if (call !== undefined && Call.seqOf(call) === seq && call.callId === callId) return call
-    }
-    return this.inflight.get(callId)
-  }
-
-  private track(call: Call): void {
-    if (Call.seqOf(call) !== 0) {
-      const i = Call.seqOf(call) & (SLOTS - 1)
-      if (this.slots[i] === undefined) {
-        this.slots[i] = call
-        return
-      }
-    }
-    this.inflight.set(call.callId, call)
-  }
-
-  private untrack(call: Call): void {
-    if (Call.seqOf(call) !== 0) {
-      const i = Call.seqOf(call) & (SLOTS - 1)
-      if (this.slots[i] === call) {
-        this.slots[i] = undefined
-        return
-      }
-    }
-    this.inflight.delete(call.callId)
   }
 }
 
