@@ -19,7 +19,7 @@ import {
   UNDO_FAILED_MESSAGE,
   unknownToolText,
 } from '../core/texts.js'
-import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName, ToolEvents } from './types.js'
+import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
@@ -33,6 +33,7 @@ import { clipped, sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
 import { awaitValidation } from './validation-wait.js'
 import { Inflight } from './inflight.js'
+import { Events, type Listener } from './events.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -99,8 +100,6 @@ export interface ConfirmDecision extends AnswerOptions {
   /** Who approved (recorded in the evidence and the `confirmation` event): a signed-in approver, given by your approval page. */
   readonly approvedBy?: PrincipalRef
 }
-
-type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
 
 /** The longest `confirmTtlMs` or `leaseMs`: a year. */
 const MAX_DATED_MS = 365 * 24 * 60 * 60 * 1000
@@ -210,18 +209,8 @@ export class ToolManager {
    * `call_end`) and their owner (the key of the call's principal; `null` for none). `restore` gets the undoer.
    */
   private readonly undos = new Map<string, { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null }>()
-  /** Every event has a slot from the start (a fixed shape keeps the per-call checks cheap). */
-  private readonly listeners: { [E in ToolEventName]: Listener<E>[] | undefined } = {
-    call_start: undefined,
-    call_end: undefined,
-    error: undefined,
-    output_invalid: undefined,
-    confirmation: undefined,
-    progress: undefined,
-    log: undefined,
-    evidence_error: undefined,
-    late_report: undefined,
-  }
+  /** The event listeners (events.ts). */
+  private readonly events = new Events()
   private readonly compiler: SchemaCompiler
   private readonly development: boolean
   private readonly tracer: CallTracer | undefined
@@ -269,9 +258,9 @@ export class ToolManager {
       tracerReady: (now) => this.tracerReady(now),
       evidence: this.evidence,
       awaitEvidence: store !== undefined && options.evidence === undefined,
-      hasListeners: (event) => this.listeners[event] !== undefined,
-      emit: (event, payload) => this.emit(event, payload),
-      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
+      hasListeners: (event) => this.events.has(event),
+      emit: (event, payload) => this.events.emit(event, payload),
+      reportError: (callId, tool, error) => this.events.reportError(callId, tool, error),
       registerUndo: (callId, restore, principal) => this.registerUndo(callId, () => restore(), undefined, ownerOf(principal) ?? null),
       registerUndoPayload: (callId, entry, payload, principal) => this.registerUndoPayload(callId, entry, payload, principal),
       canUndo: (callId) => this.canUndo(callId),
@@ -359,8 +348,8 @@ export class ToolManager {
   /** What the manager has that pipeline stages serve. */
   private features(): PipelineFeatures {
     return {
-      callStart: this.listeners.call_start !== undefined,
-      callEnd: this.listeners.call_end !== undefined,
+      callStart: this.events.listeners.call_start !== undefined,
+      callEnd: this.events.listeners.call_end !== undefined,
       tracer: this.spans(),
       tracerProbe: this.tracer !== undefined && !this.tracerOn,
       evidence: this.evidence !== undefined,
@@ -406,35 +395,14 @@ export class ToolManager {
 
   /** Subscribes to an event. A throwing listener never affects a call. */
   on<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    const list = (this.listeners[event] ??= [] as never) as Listener<E>[]
-    list.push(listener)
-    if (list.length === 1 && (event === 'call_start' || event === 'call_end')) this.recompose()
+    if (this.events.on(event, listener)) this.recompose()
     return this
   }
 
   /** Unsubscribes a listener added with `on`. */
   off<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    const list = this.listeners[event] as Listener<E>[] | undefined
-    const i = list ? list.indexOf(listener) : -1
-    if (i >= 0) list!.splice(i, 1)
-    if (list && list.length === 0) {
-      this.listeners[event] = undefined
-      if (event === 'call_start' || event === 'call_end') this.recompose()
-    }
+    if (this.events.off(event, listener)) this.recompose()
     return this
-  }
-
-  private emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void {
-    const list = this.listeners[event] as Listener<E>[] | undefined
-    if (list === undefined) return
-    for (const listener of list.slice()) {
-      try {
-        const r = listener(payload)
-        if (isThenable(r)) (r as Promise<unknown>).then(undefined, () => {})
-      } catch {
-        // a listener never affects a call
-      }
-    }
   }
 
   /**
@@ -582,7 +550,7 @@ export class ToolManager {
       // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
       const answerable = !parked.used && Date.now() <= parked.expiresAt
       return this.resumeAs(confirmId, { approve }, by).then((view) => {
-        if (answerable) this.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
+        if (answerable) this.events.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
         return view
       })
     }
@@ -595,7 +563,7 @@ export class ToolManager {
       ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
       : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
     return outcome.then((view) => {
-      this.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
+      this.events.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
       return view
     })
   }
@@ -765,8 +733,8 @@ export class ToolManager {
       },
       early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
       runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),
-      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
-      emit: (event, payload) => this.emit(event, payload),
+      reportError: (callId, tool, error) => this.events.reportError(callId, tool, error),
+      emit: (event, payload) => this.events.emit(event, payload),
       evidence: this.evidence,
     }
   }
@@ -826,10 +794,10 @@ export class ToolManager {
    */
   private runUndo(callId: string, tool: string, restore: () => unknown, after: (ok: boolean) => void | Promise<void>): Promise<CallResult> {
     const startedAt = Date.now()
-    if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
+    if (this.events.listeners.call_start !== undefined) this.events.emit('call_start', { callId, tool })
     let result: ToolResult
     const fail = (err: unknown): void => {
-      this.reportError(callId, tool, err)
+      this.events.reportError(callId, tool, err)
       result = ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE))
     }
     const end = async (): Promise<CallResult> => {
@@ -838,14 +806,14 @@ export class ToolManager {
       try {
         await after(ok)
       } catch (err) {
-        this.reportError(callId, tool, err)
+        this.events.reportError(callId, tool, err)
       }
       const view = viewOf(result, callId)
-      if (this.listeners.call_end !== undefined) {
+      if (this.events.listeners.call_end !== undefined) {
         const endedAt = Date.now()
         const record = callRecord(callId, tool, result, startedAt, endedAt, 1, this.canUndo(callId))
         const durationMs = Math.max(0, endedAt - startedAt)
-        this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs, result, view, record, undo: true })
+        this.events.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs, result, view, record, undo: true })
       }
       return view
     }
@@ -900,7 +868,7 @@ export class ToolManager {
     try {
       return await this.durable.undos.undoable(callId, principal)
     } catch (err) {
-      this.reportError(callId, 'undo', err)
+      this.events.reportError(callId, 'undo', err)
       throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
     }
   }
@@ -951,7 +919,7 @@ export class ToolManager {
     try {
       admitted = this.admitChecked(name, input, options, 'settlement')
     } catch (err) {
-      this.reportError('', toolLabel(name), err)
+      this.events.reportError('', toolLabel(name), err)
       admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
     }
     if (admitted instanceof Promise) return admitted.then((a) => this.settleAdmitted(name, a))
@@ -963,7 +931,7 @@ export class ToolManager {
       try {
         return admitted.start() as Promise<Settlement>
       } catch (err) {
-        this.reportError(admitted.callId, toolLabel(name), err)
+        this.events.reportError(admitted.callId, toolLabel(name), err)
         admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
       }
     }
@@ -1113,12 +1081,12 @@ export class ToolManager {
             const admitted = this.admitValid(entry, input, options, mode)
             settle(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
           } catch (err) {
-            this.reportError('', entry.name, err)
+            this.events.reportError('', entry.name, err)
             settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
           }
         },
         failed: (err) => {
-          this.reportError('', entry.name, err)
+          this.events.reportError('', entry.name, err)
           settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
         },
         cut: (result) => settle({ result, options }),
@@ -1151,37 +1119,30 @@ export class ToolManager {
     const principal = options?.principal
     const who = principal === undefined ? undefined : principalRef(principal)
     try {
-      if (this.listeners.call_start !== undefined) this.emit('call_start', who === undefined ? { callId, tool } : { callId, tool, principal: who })
+      if (this.events.listeners.call_start !== undefined) this.events.emit('call_start', who === undefined ? { callId, tool } : { callId, tool, principal: who })
       if (this.tracer !== undefined) {
         const entry = this.tools.get(tool)
         const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext), who)
         if (span !== undefined) this.tracer.end(span, result, undefined)
       }
-      if (bug !== undefined) this.reportError(callId, tool, bug)
+      if (bug !== undefined) this.events.reportError(callId, tool, bug)
       const entry = this.tools.get(tool)
       if (entry !== undefined) {
         // counted as started too, so the in-flight gauge is left as it was
         this.metricsBuffer.started(entry.metricsId)
         this.metricsBuffer.settled(entry.metricsId, result, 0)
       }
-      if (this.listeners.call_end !== undefined) {
+      if (this.events.listeners.call_end !== undefined) {
         const now = Date.now()
         const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId), who?.subject)
         const payload = { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record }
-        this.emit('call_end', who === undefined ? payload : { ...payload, principal: who })
+        this.events.emit('call_end', who === undefined ? payload : { ...payload, principal: who })
       }
     } catch (err) {
       // bookkeeping never keeps a call from settling
-      if (err !== bug) this.reportError(callId, tool, err)
+      if (err !== bug) this.events.reportError(callId, tool, err)
     }
     return view
-  }
-
-  /** Emits `error` with what was thrown. Never throws, whatever `error` is. */
-  private reportError(callId: string, tool: string, error: unknown): void {
-    if (this.listeners.error === undefined) return
-    const { message, stack } = describeThrown(error)
-    this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
   }
 }
 
