@@ -3,12 +3,10 @@
  * throw or reject: every outcome is a frozen application view over one canonical
  * `ToolResult`.
  */
-import { CircuitBreaker } from './breaker.js'
 import { Call, CONTINUE_CONFIRMED } from './call.js'
 import { BatchSink, readBatchEntry, type BatchCall, type BatchEntry } from './batch.js'
 import { badOptions, readOptions, toolLabel } from './options.js'
 import { newDiagnostics, outcomeOf } from './settlement.js'
-import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
 import {
   alreadyAnsweredText,
   duplicateCallIdText,
@@ -23,7 +21,7 @@ import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
-import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
+import { type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
@@ -34,7 +32,7 @@ import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../
 import { awaitValidation } from './validation-wait.js'
 import { Inflight } from './inflight.js'
 import { Events, type Listener } from './events.js'
-import { checkToolName, prepareSchemas } from '../core/schema-source.js'
+import { checkManagerOptions, checkScopeList, Registry } from './registration.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { confirmationEvent, Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
@@ -44,7 +42,7 @@ import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
-import { isScopeToken, missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
+import { missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -101,58 +99,6 @@ export interface ConfirmDecision extends AnswerOptions {
   readonly approvedBy?: PrincipalRef
 }
 
-/** The longest `confirmTtlMs` or `leaseMs`: a year. */
-const MAX_DATED_MS = 365 * 24 * 60 * 60 * 1000
-
-/** A finite number of ms ≥ 0 that a timer can hold (`longRunning.afterMs`). */
-function isDelay(n: unknown): boolean {
-  return typeof n === 'number' && n >= 0 && n <= 2 ** 31 - 1
-}
-
-/** A non-negative integer, or `Infinity` (no bound). */
-function isCount(n: unknown): boolean {
-  return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
-}
-
-/**
- * The manager's numeric options, checked as a tool's own are: a TypeError naming the option,
- * never a manager that quietly misbehaves (a negative timeout firing at once, a lease the
- * store cannot hold).
- */
-function checkManagerOptions(options: ToolManagerOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError('toolwire: new ToolManager() takes an options object')
-  // a confirmation's expiry and a lease are dated in the store (milliseconds since the epoch): at most a year
-  const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', dated: boolean): void => {
-    const v: unknown = options[name]
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && (!dated || v <= MAX_DATED_MS))) {
-      throw new TypeError(`toolwire: ${name} must be a positive number${dated ? ' of at most a year (31,536,000,000 ms)' : ''}`)
-    }
-  }
-  positive('timeoutMs', false)
-  positive('confirmTtlMs', true)
-  positive('leaseMs', true)
-  if (options.queueLimit !== undefined && !isCount(options.queueLimit)) throw new TypeError('toolwire: queueLimit must be a non-negative integer or Infinity')
-  if (options.undoLimit !== undefined && !isCount(options.undoLimit)) throw new TypeError('toolwire: undoLimit must be a non-negative integer or Infinity')
-  if (options.development !== undefined && typeof options.development !== 'boolean') throw new TypeError('toolwire: development must be a boolean')
-  if (options.scopes !== undefined) checkScopeList(options.scopes, 'scopes')
-  const implied: unknown = options.impliedScopes
-  if (implied !== undefined) {
-    if (typeof implied !== 'object' || implied === null || Array.isArray(implied)) throw new TypeError('toolwire: impliedScopes must be an object mapping a scope to the scopes it grants')
-    for (const [scope, grants] of Object.entries(implied)) {
-      if (!isScopeToken(scope)) throw new TypeError(`toolwire: impliedScopes key ${JSON.stringify(scope)} is not a scope (1 to 256 visible ASCII characters, no space, '"' or '\\')`)
-      checkScopeList(grants, `impliedScopes[${JSON.stringify(scope)}]`)
-    }
-  }
-}
-
-/** A TypeError naming `what` unless `scopes` is an array of scope tokens; returns a frozen copy without duplicates. */
-function checkScopeList(scopes: unknown, what: string): readonly string[] {
-  if (!Array.isArray(scopes) || !scopes.every(isScopeToken)) {
-    throw new TypeError(`toolwire: ${what} must be an array of scopes (each 1 to 256 visible ASCII characters, no space, '"' or '\\')`)
-  }
-  return Object.freeze([...new Set(scopes)])
-}
-
 /** A parked call: a confirmation or a suspension, continued later. */
 interface Parked {
   readonly kind: ParkKind
@@ -179,9 +125,6 @@ export class ToolCallError extends Error {
   }
 }
 
-/** How often (ms) a call asks whether a tracer provider was registered, while none is. */
-const TRACER_CHECK_MS = 100
-
 /** The result of a call that cannot run, with the options its view should use. */
 interface Early {
   readonly result: ToolResult
@@ -200,7 +143,9 @@ type Admission = Call | Early | Promise<Call | Early>
  * const result = await tm.callJson('echo', '{"text":"hi"}') // { status: 'ok', data: { text: 'hi' }, callId }
  */
 export class ToolManager {
-  private readonly tools = new Map<string, ToolEntry>()
+  /** The registered tools (registration.ts). */
+  private readonly registry: Registry
+  private readonly tools: Map<string, ToolEntry>
   /** The calls in flight and the call ids (inflight.ts). */
   private readonly inflight = new Inflight()
   private readonly parked = new Map<string, Parked>()
@@ -212,11 +157,7 @@ export class ToolManager {
   /** The event listeners (events.ts). */
   private readonly events = new Events()
   private readonly compiler: SchemaCompiler
-  private readonly development: boolean
   private readonly tracer: CallTracer | undefined
-  /** The tracer has a provider: pipelines have span stages (else a probe stage, see `tracerReady`). */
-  private tracerOn = false
-  private tracerCheckedAt = -Infinity
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
   private readonly options: ToolManagerOptions
@@ -224,19 +165,17 @@ export class ToolManager {
   private readonly durable: Durable | undefined
   /** What this manager's calls see of it. */
   private readonly host: CallHost
-  /** The manager's `scopes`: those of a tool that declares none. */
-  private readonly defaultScopes: readonly string[]
   /** A frozen copy of the manager's `impliedScopes`. */
   private readonly impliedScopes: ImpliedScopes | undefined
 
   constructor(options: ToolManagerOptions = {}) {
     checkManagerOptions(options)
     this.options = options
-    this.defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
+    const defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
     this.impliedScopes =
       options.impliedScopes === undefined ? undefined : Object.freeze(Object.fromEntries(Object.entries(options.impliedScopes).map(([scope, grants]) => [scope, Object.freeze([...grants])])))
     this.compiler = new SchemaCompiler(options)
-    this.development = options.development ?? process.env.NODE_ENV !== 'production'
+    const development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
     const store = options.store
     // checked with or without a store (Durable checks them with one): a bad value is a TypeError either way
@@ -245,6 +184,18 @@ export class ToolManager {
       if (options.approvalSecret !== undefined) approvalSecretList(options.approvalSecret)
     }
     this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
+    this.registry = new Registry({
+      options,
+      compiler: this.compiler,
+      defaultScopes,
+      development,
+      tracer: this.tracer,
+      evidence: this.evidence !== undefined,
+      store: store !== undefined,
+      metrics: this.metricsBuffer,
+      events: this.events,
+    })
+    this.tools = this.registry.tools
     this.durable =
       store === undefined
         ? undefined
@@ -255,7 +206,7 @@ export class ToolManager {
       metrics: this.metricsBuffer,
       impliedScopes: this.impliedScopes,
       tracer: this.tracer,
-      tracerReady: (now) => this.tracerReady(now),
+      tracerReady: (now) => this.registry.tracerReady(now),
       evidence: this.evidence,
       awaitEvidence: store !== undefined && options.evidence === undefined,
       hasListeners: (event) => this.events.has(event),
@@ -293,94 +244,8 @@ export class ToolManager {
    * @throws TypeError for a malformed definition; SchemaError for a schema that does not compile.
    */
   register<S extends ToolSchema = ToolSchema, I = InputOf<S>>(tool: ToolDefinition<I, S>, options: RegisterOptions = {}): this {
-    if (typeof tool !== 'object' || tool === null) throw new TypeError('toolwire: register() takes a tool definition object')
-    const { name } = tool
-    if (typeof name !== 'string' || name.length === 0) throw new TypeError('toolwire: a tool needs a non-empty string name')
-    checkToolName(name, options.anyName)
-    if (typeof tool.run !== 'function') throw new TypeError(`toolwire: tool "${name}" needs a run(input, ctx) function`)
-    if (this.tools.has(name) && options.replace !== true) {
-      throw new Error(`toolwire: a tool named "${name}" is already registered; pass { replace: true } to replace it`)
-    }
-    if (tool.timeoutMs !== undefined && !(typeof tool.timeoutMs === 'number' && tool.timeoutMs > 0)) {
-      throw new TypeError(`toolwire: tool "${name}" timeoutMs must be a positive number`)
-    }
-    const lr = tool.longRunning as unknown
-    if (lr !== undefined && lr !== true && !(typeof lr === 'object' && lr !== null && isDelay((lr as { afterMs?: unknown }).afterMs))) {
-      throw new TypeError(`toolwire: tool "${name}" longRunning must be true or { afterMs } (a number of ms ≥ 0)`)
-    }
-    const c = tool.concurrency
-    const limit = c === undefined ? Infinity : typeof c === 'number' ? c : c.limit
-    if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) {
-      throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer`)
-    }
-    const queueLimit = typeof c === 'object' && c.queue !== undefined ? c.queue : (this.options.queueLimit ?? 100)
-    if (!isCount(queueLimit)) throw new TypeError(`toolwire: tool "${name}" concurrency.queue must be a non-negative integer or Infinity`)
-    if (tool.confirmVia !== undefined && tool.confirmVia !== 'form' && tool.confirmVia !== 'url') {
-      throw new TypeError(`toolwire: tool "${name}" confirmVia must be 'form' or 'url'`)
-    }
-    if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
-      throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
-    }
-    // a JSON Schema or a Standard Schema; the kept definition advertises JSON Schema and its run gets the validated value
-    const schemas = prepareSchemas(tool, this.compiler)
-    const sensitive = tool.sensitive === undefined ? undefined : new Set(tool.sensitive)
-    const compiled: Omit<ToolEntry, 'pipeline'> = {
-      def: schemas.def as ToolDefinition<never>,
-      name,
-      validate: schemas.validate,
-      validateOutput: schemas.validateOutput,
-      untrusted: tool.hints?.untrustedContent === true,
-      timeoutMs: tool.timeoutMs ?? this.options.timeoutMs,
-      permissionHooks: [this.options.permission, tool.permission].filter((h): h is PermissionHook => h !== undefined),
-      scopes: tool.scopes === undefined ? this.defaultScopes : checkScopeList(tool.scopes, `tool "${name}" scopes`),
-      limiter: limiterOf(limit, queueLimit),
-      breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
-      outcome: outcomeCallbackOf(tool as { execute?: unknown }),
-      sensitive,
-      sensitiveKey: sensitiveKeys(sensitive),
-      metricsId: this.metricsBuffer.register(name),
-    }
-    const entry: ToolEntry = Object.assign(compiled, { pipeline: compose(compiled, this.features()) })
-    this.tools.set(name, entry)
+    this.registry.register(tool as unknown as ToolDefinition<never>, options)
     return this
-  }
-
-  /** What the manager has that pipeline stages serve. */
-  private features(): PipelineFeatures {
-    return {
-      callStart: this.events.listeners.call_start !== undefined,
-      callEnd: this.events.listeners.call_end !== undefined,
-      tracer: this.spans(),
-      tracerProbe: this.tracer !== undefined && !this.tracerOn,
-      evidence: this.evidence !== undefined,
-      development: this.development,
-      store: this.durable !== undefined,
-    }
-  }
-
-  /** Whether calls make spans: a tracer whose provider is registered (checked again while none is). */
-  private spans(): boolean {
-    if (this.tracer !== undefined && !this.tracerOn) this.tracerOn = this.tracer.ready()
-    return this.tracerOn
-  }
-
-  /**
-   * While the tracer has no provider, a call asks at most every {@link TRACER_CHECK_MS} whether
-   * one was registered since; when one was, every pipeline gets its span stages.
-   */
-  private tracerReady(now: number): boolean {
-    if (this.tracerOn) return true
-    if (now - this.tracerCheckedAt < TRACER_CHECK_MS) return false
-    this.tracerCheckedAt = now
-    if (!this.spans()) return false
-    this.recompose()
-    return true
-  }
-
-  /** Recomposes every tool's pipeline (a listener a stage serves came or went). */
-  private recompose(): void {
-    const features = this.features()
-    for (const entry of this.tools.values()) entry.pipeline = compose(entry, features)
   }
 
   /** Removes a tool; calls already admitted finish. Returns whether it existed. */
@@ -395,13 +260,13 @@ export class ToolManager {
 
   /** Subscribes to an event. A throwing listener never affects a call. */
   on<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    if (this.events.on(event, listener)) this.recompose()
+    if (this.events.on(event, listener)) this.registry.recompose()
     return this
   }
 
   /** Unsubscribes a listener added with `on`. */
   off<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    if (this.events.off(event, listener)) this.recompose()
+    if (this.events.off(event, listener)) this.registry.recompose()
     return this
   }
 
