@@ -6,7 +6,7 @@
 import { Call, CONTINUE_CONFIRMED } from './call.js'
 import { BatchSink, readBatchEntry, type BatchCall, type BatchEntry } from './batch.js'
 import { badOptions, readOptions, toolLabel } from './options.js'
-import { newDiagnostics, outcomeOf } from './settlement.js'
+import { earlySettlement, earlyView, outcomeOf, settleEarly, type Early } from './settlement.js'
 import {
   alreadyAnsweredText,
   duplicateCallIdText,
@@ -17,7 +17,7 @@ import {
   UNDO_FAILED_MESSAGE,
   unknownToolText,
 } from '../core/texts.js'
-import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
+import type { CallHost, ContinuedOptions, ManagerState, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
 import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
@@ -125,12 +125,6 @@ export class ToolCallError extends Error {
   }
 }
 
-/** The result of a call that cannot run, with the options its view should use. */
-interface Early {
-  readonly result: ToolResult
-  readonly options: CallOptions | undefined
-}
-
 /** A call ready to start, one that cannot run, or (an asynchronous validator) either, once its input is checked. */
 type Admission = Call | Early | Promise<Call | Early>
 
@@ -165,6 +159,8 @@ export class ToolManager {
   private readonly durable: Durable | undefined
   /** What this manager's calls see of it. */
   private readonly host: CallHost
+  /** What the manager's modules share of it. */
+  private readonly state: ManagerState
   /** A frozen copy of the manager's `impliedScopes`. */
   private readonly impliedScopes: ImpliedScopes | undefined
 
@@ -196,6 +192,14 @@ export class ToolManager {
       events: this.events,
     })
     this.tools = this.registry.tools
+    this.state = {
+      tools: this.tools,
+      events: this.events,
+      tracer: this.tracer,
+      metrics: this.metricsBuffer,
+      nextCallId: () => this.inflight.nextCallId(),
+      hasUndo: (callId) => this.undos.has(callId),
+    }
     this.durable =
       store === undefined
         ? undefined
@@ -291,12 +295,12 @@ export class ToolManager {
       const c = entries[i]
       try {
         if (c === undefined) {
-          sink.put(i, this.earlyView('<unreadable>', undefined, ToolResult.failed(refusalError(REFUSALS.invalidCall.code, REFUSALS.invalidCall.message))))
+          sink.put(i, earlyView(this.state, '<unreadable>', undefined, ToolResult.failed(refusalError(REFUSALS.invalidCall.code, REFUSALS.invalidCall.message))))
         } else {
           this.dispatchInto(sink, i, c)
         }
       } catch (err) {
-        sink.put(i, this.earlyView(toolLabel(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
+        sink.put(i, earlyView(this.state, toolLabel(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
       }
     }
     return sink.promise
@@ -316,12 +320,12 @@ export class ToolManager {
       void admitted.then((a) => {
         try {
           if (a instanceof Call) a.startInto(sink, index)
-          else sink.put(index, this.earlyView(toolLabel(c.name), a.options, a.result))
+          else sink.put(index, earlyView(this.state, toolLabel(c.name), a.options, a.result))
         } catch (err) {
-          sink.put(index, this.earlyView(toolLabel(c.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
+          sink.put(index, earlyView(this.state, toolLabel(c.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
         }
       })
-    } else sink.put(index, this.earlyView(toolLabel(c.name), admitted.options, admitted.result))
+    } else sink.put(index, earlyView(this.state, toolLabel(c.name), admitted.options, admitted.result))
   }
 
   /**
@@ -332,9 +336,9 @@ export class ToolManager {
       const input = parseArgs(argsText, this.compiler.maxInputValues)
       if (!(input instanceof ToolResult)) return this.callParsed(name, input, options, argsText.length)
       const opts = readOptions(options)
-      return this.settleEarly(toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
+      return settleEarly(this.state, toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
     } catch (err) {
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
     }
   }
 
@@ -353,7 +357,7 @@ export class ToolManager {
       return this.dispatch(name, input, options, textLength)
     } catch (err) {
       // a bug in the runtime itself still gives a result
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
     }
   }
 
@@ -390,22 +394,22 @@ export class ToolManager {
     try {
       approve = decision?.approve
       const principal = answererOf(decision)
-      if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+      if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
       const approvedBy = approverOf(decision)
-      if (typeof approvedBy === 'string') return this.settleEarly('unknown', undefined, badOptions(approvedBy))
+      if (typeof approvedBy === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(approvedBy))
       // a principal answers for itself: it cannot record someone else as the approver
       if (principal !== undefined && approvedBy !== undefined && principalKey(approvedBy) !== principalKey(principal)) {
-        return this.settleEarly('unknown', undefined, badOptions('approvedBy must name the answering principal (or be left out) when a principal answers'))
+        return settleEarly(this.state, 'unknown', undefined, badOptions('approvedBy must name the answering principal (or be left out) when a principal answers'))
       }
       by = { principal, approvedBy }
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open
-      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
+      return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
     }
     // only `true` approves and only `false` denies: a missing or other decision (`tm.confirm(id)`,
     // `{ approve: 'yes' }`) answers nothing, and the confirmation stays open
     if (typeof approve !== 'boolean') {
-      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
+      return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve, undefined, by)
@@ -426,7 +430,7 @@ export class ToolManager {
     p.used = true
     const outcome = approve
       ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
-      : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
+      : settleEarly(this.state, p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
     return outcome.then((view) => {
       this.events.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
       return view
@@ -446,7 +450,7 @@ export class ToolManager {
    */
   approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
     if (this.durable === undefined) return this.confirm(confirmId, { approve: true, principal })
     return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
@@ -458,7 +462,7 @@ export class ToolManager {
    */
   resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer, principal)
     return this.resumeAs(requestId, answer, { principal })
   }
@@ -471,7 +475,7 @@ export class ToolManager {
     const p = parked!
     // an answer that does not match the request's schema does not use the call up: it can be answered again
     const mismatch = this.checkAnswer(p.schema, answer)
-    if (mismatch !== undefined) return this.settleEarly(p.entry.name, { callId: p.callId }, mismatch)
+    if (mismatch !== undefined) return settleEarly(this.state, p.entry.name, { callId: p.callId }, mismatch)
     p.used = true
     return this.continueParked('suspension', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), answer, p.resumeState)
   }
@@ -497,7 +501,7 @@ export class ToolManager {
     if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
     const handler = entry.def.resume
     if (typeof handler !== 'function') {
-      return this.settleEarly(entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
+      return settleEarly(this.state, entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
     }
     const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
     return Call.resumedWith(new Call(this.host, entry, callId, input, options, 'view', continuation), resumeState).start() as Promise<CallResult>
@@ -512,7 +516,7 @@ export class ToolManager {
   /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
   private refuseParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension', refusal: ToolResult): Promise<CallResult> {
     const about = parked !== undefined && parked.kind === kind ? parked : undefined
-    return this.settleEarly(about?.entry.name ?? 'unknown', about && { callId: about.callId }, refusal)
+    return settleEarly(this.state, about?.entry.name ?? 'unknown', about && { callId: about.callId }, refusal)
   }
 
   private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
@@ -596,7 +600,7 @@ export class ToolManager {
         const options = continued(keptOptions(timeoutMs, idempotencyKey, traceContext, as?.principal), as?.approvedBy)
         return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
       },
-      early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
+      early: (tool, callId, result) => settleEarly(this.state, tool, callId === undefined ? undefined : { callId }, result),
       runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),
       reportError: (callId, tool, error) => this.events.reportError(callId, tool, error),
       emit: (event, payload) => this.events.emit(event, payload),
@@ -631,12 +635,12 @@ export class ToolManager {
   undo(callId: string, options?: AnswerOptions): Promise<CallResult> {
     const tool = 'undo'
     const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly(tool, undefined, badOptions(principal))
+    if (typeof principal === 'string') return settleEarly(this.state, tool, undefined, badOptions(principal))
     const registered = this.undoFor(callId, principal)
     // through the store: exactly one manager on it takes the undo
     if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId, principal)
     if (registered === undefined) {
-      return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
+      return settleEarly(this.state, tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
     }
     // taken while it runs: a concurrent tm.undo of the call is refused
     this.undos.delete(callId)
@@ -800,15 +804,7 @@ export class ToolManager {
         admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
       }
     }
-    const { result } = admitted
-    return this.settleEarly(toolLabel(name), admitted.options, result).then((view) => ({
-      view,
-      result,
-      raw: undefined,
-      ran: false,
-      reported: undefined,
-      diagnostics: newDiagnostics(),
-    }))
+    return earlySettlement(this.state, toolLabel(name), admitted)
   }
 
   /**
@@ -855,16 +851,16 @@ export class ToolManager {
     const admitted = this.admitChecked(name, input, options, 'view', textLength)
     if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
     if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
-    return this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+    return settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
   }
 
   private startView(name: string, admitted: Call | Early): Promise<CallResult> {
     try {
       return admitted instanceof Call
         ? (admitted.start() as Promise<CallResult>)
-        : this.settleEarly(toolLabel(name), admitted.options, admitted.result)
+        : settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
     } catch (err) {
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
+      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
     }
   }
 
@@ -970,44 +966,6 @@ export class ToolManager {
       return { result: ToolResult.failed(duplicate), options: undefined }
     }
     return new Call(this.host, entry, callId, input, options, mode, undefined, seq)
-  }
-
-  /** A call settled before its body could run. */
-  private settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
-    return Promise.resolve(this.earlyView(tool, options, result, bug))
-  }
-
-  /** The view of a call that settled before its body could run. `options` are a snapshot from `readOptions`. Never throws. */
-  private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
-    const callId = typeof options?.callId === 'string' ? options.callId : this.inflight.nextCallId()
-    const view = viewOf(result, callId)
-    const principal = options?.principal
-    const who = principal === undefined ? undefined : principalRef(principal)
-    try {
-      if (this.events.listeners.call_start !== undefined) this.events.emit('call_start', who === undefined ? { callId, tool } : { callId, tool, principal: who })
-      if (this.tracer !== undefined) {
-        const entry = this.tools.get(tool)
-        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext), who)
-        if (span !== undefined) this.tracer.end(span, result, undefined)
-      }
-      if (bug !== undefined) this.events.reportError(callId, tool, bug)
-      const entry = this.tools.get(tool)
-      if (entry !== undefined) {
-        // counted as started too, so the in-flight gauge is left as it was
-        this.metricsBuffer.started(entry.metricsId)
-        this.metricsBuffer.settled(entry.metricsId, result, 0)
-      }
-      if (this.events.listeners.call_end !== undefined) {
-        const now = Date.now()
-        const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId), who?.subject)
-        const payload = { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record }
-        this.events.emit('call_end', who === undefined ? payload : { ...payload, principal: who })
-      }
-    } catch (err) {
-      // bookkeeping never keeps a call from settling
-      if (err !== bug) this.events.reportError(callId, tool, err)
-    }
-    return view
   }
 }
 
