@@ -4,34 +4,32 @@
  * `ToolResult`.
  */
 import { Call, CONTINUE_CONFIRMED } from './call.js'
-import { BatchSink, readBatchEntry, type BatchCall, type BatchEntry } from './batch.js'
-import { badOptions, readOptions, toolLabel } from './options.js'
-import { earlySettlement, earlyView, outcomeOf, settleEarly, type Early } from './settlement.js'
+import type { BatchCall } from './batch.js'
+import { badOptions, toolLabel } from './options.js'
+import { outcomeOf, settleEarly } from './settlement.js'
 import {
   alreadyAnsweredText,
-  duplicateCallIdText,
   expiredText,
   noPendingText,
   REFUSALS,
   resumeUnavailableText,
   UNDO_FAILED_MESSAGE,
-  unknownToolText,
 } from '../core/texts.js'
-import type { CallHost, ContinuedOptions, ManagerState, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
+import type { CallHost, ContinuedOptions, ManagerState, ParkKind, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
-import { type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
+import { cancelledResult, describeThrown, invalidAnswerError, normalizeReturn } from './normalize.js'
+import type { OutcomeDiagnostics, ToolExecutionOutcome } from './outcome.js'
 import { callRecord } from '../observe/record.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
 import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
-import { clipped, sensitiveKeys } from '../core/redact.js'
+import { sensitiveKeys } from '../core/redact.js'
 import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
-import { awaitValidation } from './validation-wait.js'
 import { Inflight } from './inflight.js'
 import { Events, type Listener } from './events.js'
+import { Admission } from './admission.js'
 import { checkManagerOptions, checkScopeList, Registry } from './registration.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import { viewOf, type CallResult } from '../core/view.js'
@@ -40,7 +38,6 @@ import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
-import { wellFormed } from '../core/json.js'
 import { evidenceOf } from './store/evidence.js'
 import { missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
 
@@ -125,9 +122,6 @@ export class ToolCallError extends Error {
   }
 }
 
-/** A call ready to start, one that cannot run, or (an asynchronous validator) either, once its input is checked. */
-type Admission = Call | Early | Promise<Call | Early>
-
 /**
  * Registers tools and dispatches the calls a model makes.
  *
@@ -161,6 +155,8 @@ export class ToolManager {
   private readonly host: CallHost
   /** What the manager's modules share of it. */
   private readonly state: ManagerState
+  /** Where calls enter (admission.ts). */
+  private readonly admission: Admission
   /** A frozen copy of the manager's `impliedScopes`. */
   private readonly impliedScopes: ImpliedScopes | undefined
 
@@ -232,6 +228,14 @@ export class ToolManager {
       track: (call) => this.inflight.track(call as Call),
       untrack: (call) => this.inflight.untrack(call as Call),
     }
+    this.admission = new Admission({
+      state: this.state,
+      inflight: this.inflight,
+      host: this.host,
+      compiler: this.compiler,
+      store: this.durable !== undefined,
+      storePrincipals: this.durable?.principals === true,
+    })
   }
 
   /**
@@ -279,67 +283,14 @@ export class ToolManager {
    * views in order. Each call behaves exactly as `call`/`callJson`; never rejects.
    */
   callMany(calls: readonly BatchCall[]): Promise<readonly CallResult[]> {
-    // the list and each entry are read once, here: a getter or a Proxy that throws refuses that entry only
-    let entries: (BatchEntry | undefined)[]
-    try {
-      if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
-      const n: unknown = calls.length
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return Promise.resolve(Object.freeze([]))
-      entries = new Array<BatchEntry | undefined>(n)
-      for (let i = 0; i < n; i++) entries[i] = readBatchEntry(calls, i)
-    } catch {
-      return Promise.resolve(Object.freeze([]))
-    }
-    const sink = new BatchSink(entries.length)
-    for (let i = 0; i < entries.length; i++) {
-      const c = entries[i]
-      try {
-        if (c === undefined) {
-          sink.put(i, earlyView(this.state, '<unreadable>', undefined, ToolResult.failed(refusalError(REFUSALS.invalidCall.code, REFUSALS.invalidCall.message))))
-        } else {
-          this.dispatchInto(sink, i, c)
-        }
-      } catch (err) {
-        sink.put(i, earlyView(this.state, toolLabel(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
-      }
-    }
-    return sink.promise
-  }
-
-  private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
-    const input = c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
-    let admitted: Admission
-    if (input instanceof ToolResult) {
-      const opts = readOptions(c.options)
-      admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
-    } else {
-      admitted = this.admitChecked(c.name, input, c.options, 'view', typeof c.args === 'string' ? c.args.length : -1)
-    }
-    if (admitted instanceof Call) admitted.startInto(sink, index)
-    else if (admitted instanceof Promise) {
-      void admitted.then((a) => {
-        try {
-          if (a instanceof Call) a.startInto(sink, index)
-          else sink.put(index, earlyView(this.state, toolLabel(c.name), a.options, a.result))
-        } catch (err) {
-          sink.put(index, earlyView(this.state, toolLabel(c.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
-        }
-      })
-    } else sink.put(index, earlyView(this.state, toolLabel(c.name), admitted.options, admitted.result))
+    return this.admission.callMany(calls)
   }
 
   /**
    * Calls a tool with the arguments as JSON text, as models send them. Never throws or rejects.
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
-    try {
-      const input = parseArgs(argsText, this.compiler.maxInputValues)
-      if (!(input instanceof ToolResult)) return this.callParsed(name, input, options, argsText.length)
-      const opts = readOptions(options)
-      return settleEarly(this.state, toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
-    } catch (err) {
-      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
+    return this.admission.callJson(name, argsText, options)
   }
 
   /**
@@ -348,17 +299,7 @@ export class ToolManager {
    * refused `invalid_options`.
    */
   call(name: string, input: unknown, options?: CallOptions): Promise<CallResult> {
-    return this.callParsed(name, input, options, -1)
-  }
-
-  /** `call` of an input parsed from a JSON text of `textLength` characters (-1: not parsed from text). */
-  private callParsed(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
-    try {
-      return this.dispatch(name, input, options, textLength)
-    } catch (err) {
-      // a bug in the runtime itself still gives a result
-      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
+    return this.admission.call(name, input, options, -1)
   }
 
   /**
@@ -768,7 +709,7 @@ export class ToolManager {
    * returned. Throws `ToolCallError` (carrying the application view) when it did not succeed.
    */
   async execute(name: string, args: unknown, options?: CallOptions): Promise<unknown> {
-    const s = await this.settle(name, args, options)
+    const s = await this.admission.settle(name, args, options)
     if (s.view.status !== 'ok') throw new ToolCallError(s.view)
     return s.raw
   }
@@ -779,32 +720,8 @@ export class ToolManager {
     args: unknown,
     options?: CallOptions,
   ): Promise<{ readonly result: unknown; readonly outcome: ToolExecutionOutcome; readonly diagnostics: OutcomeDiagnostics }> {
-    const s = await this.settle(name, args, options)
+    const s = await this.admission.settle(name, args, options)
     return { result: s.raw, outcome: outcomeOf(s, toolLabel(name)), diagnostics: s.diagnostics }
-  }
-
-  private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
-    let admitted: Admission
-    try {
-      admitted = this.admitChecked(name, input, options, 'settlement')
-    } catch (err) {
-      this.events.reportError('', toolLabel(name), err)
-      admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
-    }
-    if (admitted instanceof Promise) return admitted.then((a) => this.settleAdmitted(name, a))
-    return this.settleAdmitted(name, admitted)
-  }
-
-  private settleAdmitted(name: string, admitted: Call | Early): Promise<Settlement> {
-    if (admitted instanceof Call) {
-      try {
-        return admitted.start() as Promise<Settlement>
-      } catch (err) {
-        this.events.reportError(admitted.callId, toolLabel(name), err)
-        admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
-      }
-    }
-    return earlySettlement(this.state, toolLabel(name), admitted)
   }
 
   /**
@@ -847,126 +764,6 @@ export class ToolManager {
     })
   }
 
-  private dispatch(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
-    const admitted = this.admitChecked(name, input, options, 'view', textLength)
-    if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
-    if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
-    return settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
-  }
-
-  private startView(name: string, admitted: Call | Early): Promise<CallResult> {
-    try {
-      return admitted instanceof Call
-        ? (admitted.start() as Promise<CallResult>)
-        : settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
-    } catch (err) {
-      return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
-  }
-
-  /** `admit` for what a caller passed: a name that is not a string and unreadable options are refused first. */
-  private admitChecked(
-    name: unknown,
-    input: unknown,
-    options: unknown,
-    mode: 'view' | 'settlement',
-    textLength = -1,
-  ): Admission {
-    const opts = readOptions(options)
-    if (opts instanceof ToolResult) return { result: opts, options: undefined }
-    // without a store there is no ledger: a key would promise what nothing keeps
-    if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
-    // a store of the app's own that cannot keep owners would leave the call's records unscoped: refused, never silently
-    if (opts?.principal !== undefined && this.durable !== undefined && !this.durable.principals) return { result: badOptions('this store cannot keep principals (its principals flag is not true)'), options: opts }
-    // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
-    if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
-      return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }
-    }
-    if (typeof name !== 'string') {
-      return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
-    }
-    return this.admit(name, input, opts, mode, textLength)
-  }
-
-  /**
-   * Looks the tool up, validates the input and picks the call id: a call ready to start,
-   * or the result of one that cannot run (with the options its view should use).
-   */
-  private admit(
-    name: string,
-    input: unknown,
-    options: CallOptions | undefined,
-    mode: 'view' | 'settlement',
-    textLength = -1,
-  ): Admission {
-    const entry = this.tools.get(name)
-    if (entry === undefined) {
-      return { result: ToolResult.failed(refusalError('unknown_tool', unknownToolText(clipped(String(name))))), options }
-    }
-    // an input parsed from a short text needs no shape walk before its check (validate.ts)
-    const parsed = textLength < 0 ? undefined : entry.validate.parsed
-    const issues: unknown = parsed === undefined ? entry.validate(input) : parsed(input, textLength)
-    if (issues !== undefined) {
-      // a Standard Schema may validate asynchronously: only then is the check awaited
-      if (isThenable(issues)) return this.admitWhenChecked(issues, entry, input, options, mode)
-      return { result: ToolResult.failed(invalidError(issues as readonly Issue[])), options }
-    }
-    return this.admitValid(entry, input, options, mode)
-  }
-
-  /**
-   * `admit` once an asynchronous validator settled, or the call's timeout or signal ended the
-   * wait (validation-wait.ts). Never rejects: a validator that rejects fails the call.
-   */
-  private admitWhenChecked(
-    validation: PromiseLike<unknown>,
-    entry: ToolEntry,
-    input: unknown,
-    options: CallOptions | undefined,
-    mode: 'view' | 'settlement',
-  ): Promise<Call | Early> {
-    const startedAt = performance.now()
-    const callId = typeof options?.callId === 'string' && !this.inflight.validating.has(options.callId) ? options.callId : undefined
-    return new Promise((resolve) => {
-      let ended = false
-      const settle = (value: Call | Early): void => {
-        ended = true
-        if (callId !== undefined) this.inflight.validating.delete(callId)
-        resolve(value)
-      }
-      const cut = awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
-        checked: (issues) => {
-          try {
-            if (issues !== undefined) return settle({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
-            if (callId !== undefined) this.inflight.validating.delete(callId)
-            const admitted = this.admitValid(entry, input, options, mode)
-            settle(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
-          } catch (err) {
-            this.events.reportError('', entry.name, err)
-            settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
-          }
-        },
-        failed: (err) => {
-          this.events.reportError('', entry.name, err)
-          settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
-        },
-        cut: (result) => settle({ result, options }),
-      })
-      // registered only while the wait is on (a signal already aborted ends it at once)
-      if (callId !== undefined && !ended) this.inflight.validating.set(callId, { cut, owner: ownerOf(options?.principal) })
-    })
-  }
-
-  /** Picks the call id of a call whose input is valid: a call ready to start, or a refused duplicate id. */
-  private admitValid(entry: ToolEntry, input: unknown, options: CallOptions | undefined, mode: 'view' | 'settlement'): Call | Early {
-    const seq = options?.callId === undefined ? this.inflight.nextSeq() : 0
-    const callId = seq !== 0 ? this.inflight.idPrefix + seq : options!.callId!
-    if (seq === 0 && this.inflight.find(callId) !== undefined) {
-      const duplicate = refusalError('duplicate_call_id', duplicateCallIdText(callId))
-      return { result: ToolResult.failed(duplicate), options: undefined }
-    }
-    return new Call(this.host, entry, callId, input, options, mode, undefined, seq)
-  }
 }
 
 /**
