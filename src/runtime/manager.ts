@@ -39,7 +39,7 @@ import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import { randomId } from '../core/ids.js'
 import { StoreUnavailableError, type ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
-import { missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
+import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -764,31 +764,6 @@ export class ToolManager {
     })
   }
 
-}
-
-/**
- * The principal an answer (`tm.confirm`, `resume`, `cancel`, `undo`...) is given with: a frozen
- * copy, `undefined` for none (the operator), or what is wrong with it (never read as the operator).
- */
-function answererOf(options: AnswerOptions | undefined): Principal | undefined | string {
-  let value: unknown
-  try {
-    value = options?.principal
-  } catch {
-    return 'principal'
-  }
-  return value === undefined ? undefined : readPrincipal(value)
-}
-
-/** `decision.approvedBy` as records keep it (frozen), `undefined` for none, or what is wrong with it. */
-function approverOf(decision: ConfirmDecision): PrincipalRef | undefined | string {
-  const value: unknown = (decision as ConfirmDecision | undefined)?.approvedBy
-  if (value === undefined) return undefined
-  const { subject, issuer, clientId } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
-  if (typeof subject !== 'string' || subject.length === 0 || typeof issuer !== 'string' || (clientId !== undefined && typeof clientId !== 'string')) {
-    return 'approvedBy must be { subject, issuer, clientId? }'
-  }
-  return principalRef(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
 }
 
 /** What a parked call keeps of its call's options for its continued run; `undefined` when nothing. */
