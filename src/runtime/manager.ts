@@ -3,43 +3,35 @@
  * throw or reject: every outcome is a frozen application view over one canonical
  * `ToolResult`.
  */
-import { Call, CONTINUE_CONFIRMED } from './call.js'
+import { Call } from './call.js'
 import type { BatchCall } from './batch.js'
 import { badOptions, toolLabel } from './options.js'
 import { outcomeOf, settleEarly } from './settlement.js'
-import {
-  alreadyAnsweredText,
-  expiredText,
-  noPendingText,
-  REFUSALS,
-  resumeUnavailableText,
-  UNDO_FAILED_MESSAGE,
-} from '../core/texts.js'
-import type { CallHost, ContinuedOptions, ManagerState, ParkKind, SuspensionExtras, ToolEntry, ToolEventName } from './types.js'
+import { REFUSALS } from '../core/texts.js'
+import type { CallHost, ManagerState, ToolEntry, ToolEventName } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidAnswerError, normalizeReturn } from './normalize.js'
+import { cancelledResult } from './normalize.js'
 import type { OutcomeDiagnostics, ToolExecutionOutcome } from './outcome.js'
-import { callRecord } from '../observe/record.js'
-import { refusalError, toolError, ToolResult } from '../core/result.js'
+import { refusalError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
-import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
-import type { JsonValue, PendingSchema } from '../core/types.js'
-import { sensitiveKeys } from '../core/redact.js'
-import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
+import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolDefinition, ToolManifestEntry } from './tool.js'
+import { SchemaCompiler, type SchemaOptions } from '../core/validate.js'
 import { Inflight } from './inflight.js'
 import { Events, type Listener } from './events.js'
 import { Admission } from './admission.js'
+import { ParkedCalls } from './parked.js'
+import { LocalUndos } from './undos.js'
+import { callHostOf, durableHostOf } from './durable-host.js'
 import { checkManagerOptions, checkScopeList, Registry } from './registration.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
-import { viewOf, type CallResult } from '../core/view.js'
-import { confirmationEvent, Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
+import type { CallResult } from '../core/view.js'
+import { Durable, finds, ownerOf, type RunAs } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
-import { randomId } from '../core/ids.js'
-import { StoreUnavailableError, type ToolStore } from './store/types.js'
+import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
-import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
+import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -96,24 +88,6 @@ export interface ConfirmDecision extends AnswerOptions {
   readonly approvedBy?: PrincipalRef
 }
 
-/** A parked call: a confirmation or a suspension, continued later. */
-interface Parked {
-  readonly kind: ParkKind
-  readonly entry: ToolEntry
-  readonly input: unknown
-  readonly callId: string
-  /** The original call's own timeout (and idempotency key, trace context, principal), which the continued run keeps. */
-  readonly options: CallOptions | undefined
-  readonly expiresAt: number
-  used: boolean
-  /** A suspension's pending request schema: the answer must match it. */
-  readonly schema?: PendingSchema
-  /** A suspension whose pending request asks for a confirmation: `tm.confirm` answers it through `resume`. */
-  readonly confirmation?: true
-  /** What the body kept for its `resume` (opaque). */
-  readonly resumeState?: JsonValue
-}
-
 /** Thrown by `tm.execute` (the raw contract) when the call did not succeed. */
 export class ToolCallError extends Error {
   override name = 'ToolCallError'
@@ -136,19 +110,16 @@ export class ToolManager {
   private readonly tools: Map<string, ToolEntry>
   /** The calls in flight and the call ids (inflight.ts). */
   private readonly inflight = new Inflight()
-  private readonly parked = new Map<string, Parked>()
-  /**
-   * Closure undos by call id, with the name of the tool whose call registered them (for the undo's
-   * `call_end`) and their owner (the key of the call's principal; `null` for none). `restore` gets the undoer.
-   */
-  private readonly undos = new Map<string, { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null }>()
+  /** The calls parked in this process (parked.ts). */
+  private readonly parked: ParkedCalls
+  /** The undos registered in this process (undos.ts). */
+  private readonly undos: LocalUndos
   /** The event listeners (events.ts). */
   private readonly events = new Events()
   private readonly compiler: SchemaCompiler
   private readonly tracer: CallTracer | undefined
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
-  private readonly options: ToolManagerOptions
   /** The durable store's side of the manager (durable.ts); `undefined` without a store. */
   private readonly durable: Durable | undefined
   /** What this manager's calls see of it. */
@@ -162,7 +133,6 @@ export class ToolManager {
 
   constructor(options: ToolManagerOptions = {}) {
     checkManagerOptions(options)
-    this.options = options
     const defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
     this.impliedScopes =
       options.impliedScopes === undefined ? undefined : Object.freeze(Object.fromEntries(Object.entries(options.impliedScopes).map(([scope, grants]) => [scope, Object.freeze([...grants])])))
@@ -196,38 +166,25 @@ export class ToolManager {
       nextCallId: () => this.inflight.nextCallId(),
       hasUndo: (callId) => this.undos.has(callId),
     }
+    this.parked = new ParkedCalls({ state: this.state, options, compiler: this.compiler, host: () => this.host, durable: () => this.durable })
+    this.undos = new LocalUndos({ state: this.state, options, inflight: this.inflight, durable: () => this.durable })
     this.durable =
       store === undefined
         ? undefined
-        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs }, this.makeDurableHost())
+        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs }, durableHostOf(this.state, this.parked, this.undos, this.evidence))
     // runs a crash left unknown (lease run out) are reported once, on the next turn: listeners attached now see them
     this.durable?.ledger.sweepSoon()
-    this.host = {
-      metrics: this.metricsBuffer,
+    this.host = callHostOf({
+      state: this.state,
       impliedScopes: this.impliedScopes,
-      tracer: this.tracer,
       tracerReady: (now) => this.registry.tracerReady(now),
       evidence: this.evidence,
       awaitEvidence: store !== undefined && options.evidence === undefined,
-      hasListeners: (event) => this.events.has(event),
-      emit: (event, payload) => this.events.emit(event, payload),
-      reportError: (callId, tool, error) => this.events.reportError(callId, tool, error),
-      registerUndo: (callId, restore, principal) => this.registerUndo(callId, () => restore(), undefined, ownerOf(principal) ?? null),
-      registerUndoPayload: (callId, entry, payload, principal) => this.registerUndoPayload(callId, entry, payload, principal),
-      canUndo: (callId) => this.canUndo(callId),
-      newConfirmation: (entry, input, callId) => {
-        if (this.durable !== undefined) return this.durable.parking.newConfirmation(entry, input, callId)
-        const id = randomId()
-        return { id, handle: id }
-      },
-      park: (id, kind, entry, input, callId, options, extras) => this.park(id, kind, entry, input, callId, options, extras),
-      unpark: (id, callId) => this.unpark(id, callId),
-      ledgerBegin: (entry, callId, input, key, principal) => this.durable!.ledger.begin(entry, callId, input, key, principal),
-      ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
-      ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
-      track: (call) => this.inflight.track(call as Call),
-      untrack: (call) => this.inflight.untrack(call as Call),
-    }
+      inflight: this.inflight,
+      parked: this.parked,
+      undos: this.undos,
+      durable: this.durable,
+    })
     this.admission = new Admission({
       state: this.state,
       inflight: this.inflight,
@@ -354,28 +311,7 @@ export class ToolManager {
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve, undefined, by)
-    const parked = this.parkedFor(confirmId, by.principal)
-    // a confirmation a tool body asked for (`pending({ kind: 'confirmation' })`): its resume gets the decision
-    if (parked?.kind === 'suspension' && parked.confirmation === true) {
-      // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
-      const answerable = !parked.used && Date.now() <= parked.expiresAt
-      return this.resumeAs(confirmId, { approve }, by).then((view) => {
-        if (answerable) this.events.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
-        return view
-      })
-    }
-    const refusal = this.checkParked(parked, 'confirmation')
-    // a refusal of a known parked call (used, expired) carries its tool and call id; one for an id of another kind names none
-    if (refusal !== undefined) return this.refuseParked(parked, 'confirmation', refusal)
-    const p = parked!
-    p.used = true
-    const outcome = approve
-      ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
-      : settleEarly(this.state, p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
-    return outcome.then((view) => {
-      this.events.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
-      return view
-    })
+    return this.parked.confirm(confirmId, approve, by)
   }
 
   /** @internal Whether the manager has a store (`new ToolManager({ store })`). */
@@ -405,148 +341,7 @@ export class ToolManager {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer, principal)
-    return this.resumeAs(requestId, answer, { principal })
-  }
-
-  /** `resume` here (no store) by `by.principal`; a body's confirmation keeps `by.approvedBy` for its run. */
-  private resumeAs(requestId: string, answer: unknown, by: RunAs): Promise<CallResult> {
-    const parked = this.parkedFor(requestId, by.principal)
-    const refusal = this.checkParked(parked, 'suspension')
-    if (refusal !== undefined) return this.refuseParked(parked, 'suspension', refusal)
-    const p = parked!
-    // an answer that does not match the request's schema does not use the call up: it can be answered again
-    const mismatch = this.checkAnswer(p.schema, answer)
-    if (mismatch !== undefined) return settleEarly(this.state, p.entry.name, { callId: p.callId }, mismatch)
-    p.used = true
-    return this.continueParked('suspension', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), answer, p.resumeState)
-  }
-
-  /**
-   * The `invalid_args` error (code `invalid_answer`, the issues in `details.issues`) of an answer
-   * that does not match a suspension's pending request `schema`, or of a schema that cannot
-   * check it; `undefined` when it matches or there is no schema.
-   */
-  private checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined {
-    if (schema === undefined) return undefined
-    let issues: readonly Issue[] | undefined
-    try {
-      issues = this.compiler.checkOnce(schema, 'the pending request schema', answer)
-    } catch (err) {
-      issues = [{ path: '', message: err instanceof SchemaError ? err.message : 'the pending request schema cannot check an answer' }]
-    }
-    return issues === undefined ? undefined : ToolResult.failed(invalidAnswerError(issues))
-  }
-
-  /** Runs a parked call once answered: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  private continueParked(kind: ParkKind, entry: ToolEntry, callId: string, input: unknown, options: CallOptions | undefined, answer: unknown, resumeState?: JsonValue): Promise<CallResult> {
-    if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
-    const handler = entry.def.resume
-    if (typeof handler !== 'function') {
-      return settleEarly(this.state, entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
-    }
-    const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
-    return Call.resumedWith(new Call(this.host, entry, callId, input, options, 'view', continuation), resumeState).start() as Promise<CallResult>
-  }
-
-  /** The call parked here under `id` that `principal` finds (the operator, when absent, finds any): another principal's is not there. */
-  private parkedFor(id: string, principal: Principal | undefined): Parked | undefined {
-    const parked = this.parked.get(id)
-    return parked === undefined || finds(ownerOf(principal), ownerOf(parked.options?.principal)) ? parked : undefined
-  }
-
-  /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
-  private refuseParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension', refusal: ToolResult): Promise<CallResult> {
-    const about = parked !== undefined && parked.kind === kind ? parked : undefined
-    return settleEarly(this.state, about?.entry.name ?? 'unknown', about && { callId: about.callId }, refusal)
-  }
-
-  private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
-    this.sweepParked()
-    const what = kind === 'confirmation' ? 'confirmation' : 'request'
-    if (parked === undefined || parked.kind !== kind) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what)))
-    }
-    if (parked.used) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what)))
-    }
-    if (Date.now() > parked.expiresAt) {
-      parked.used = true
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_expired' : 'request_expired', expiredText(what)))
-    }
-    return undefined
-  }
-
-  /**
-   * Parks a call under `id` until confirmed or resumed; with a store, resolves once the store
-   * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
-   * call not yet answered nor expired, or in the store by a row of that id (until pruned).
-   */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined, extras: SuspensionExtras = {}): boolean | Promise<boolean> {
-    this.sweepParked()
-    const held = this.parked.get(id)
-    if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
-    const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    // what the confirmed or resumed run keeps of the call's options: its timeout, its idempotency key,
-    // its principal (the run is the caller's) and (in this process only, not in the store) its trace context
-    const { timeoutMs, idempotencyKey, traceContext, principal } = callOptions ?? {}
-    const options = keptOptions(timeoutMs, idempotencyKey, traceContext, principal)
-    const expiresAt = Date.now() + ttl
-    // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...extras }
-    this.parked.set(id, parked)
-    if (this.durable === undefined) return true
-    // the store dates the expiry on its own clock, the one its claims compare with
-    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras, principal).then((ok) => {
-      // another instance's call holds the id: this one's local copy must not answer for it
-      if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
-      return ok
-    })
-  }
-
-  /** Withdraws a call parked under `id` (its call settled otherwise meanwhile): here, and denied in the store. */
-  private unpark(id: string, callId: string): void {
-    const held = this.parked.get(id)
-    if (held === undefined || held.callId !== callId) return
-    this.parked.delete(id)
-    this.durable?.parking.withdraw(id, callId, held.entry.name)
-  }
-
-  /** What the durable layer uses of this manager. */
-  private makeDurableHost(): DurableHost {
-    return {
-      local: (id) => {
-        const p = this.parked.get(id)
-        return p === undefined
-          ? undefined
-          : {
-              kind: p.kind,
-              tool: p.entry.name,
-              callId: p.callId,
-              input: p.input,
-              timeoutMs: p.options?.timeoutMs,
-              idempotencyKey: p.options?.idempotencyKey,
-              schema: p.schema,
-              confirmation: p.confirmation,
-              resumeState: p.resumeState,
-              traceContext: p.options?.traceContext,
-              principal: p.options?.principal,
-            }
-      },
-      forget: (id) => {
-        this.parked.delete(id)
-      },
-      tool: (name) => this.tools.get(name),
-      checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState, as) => {
-        const options = continued(keptOptions(timeoutMs, idempotencyKey, traceContext, as?.principal), as?.approvedBy)
-        return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
-      },
-      early: (tool, callId, result) => settleEarly(this.state, tool, callId === undefined ? undefined : { callId }, result),
-      runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),
-      reportError: (callId, tool, error) => this.events.reportError(callId, tool, error),
-      emit: (event, payload) => this.events.emit(event, payload),
-      evidence: this.evidence,
-    }
+    return this.parked.resumeAs(requestId, answer, { principal })
   }
 
   /**
@@ -557,16 +352,6 @@ export class ToolManager {
    * Rejects with a `StoreUnavailableError` (`code: 'store_unavailable'`, also an `error` event)
    * when the store fails: an empty answer always means that nothing was found.
    */
-  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
-    return this.durable === undefined ? [] : this.durable.ledger.recover()
-  }
-
-  private sweepParked(): void {
-    if (this.parked.size < 64) return
-    const now = Date.now()
-    for (const [id, p] of this.parked) if (now > p.expiresAt) this.parked.delete(id)
-  }
-
   /**
    * Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects.
    * An undo whose run fails (its view is not `ok`) stays registered: `tm.undo` may try it again.
@@ -574,91 +359,7 @@ export class ToolManager {
    * principal) is found: another's is refused as for an unknown call id.
    */
   undo(callId: string, options?: AnswerOptions): Promise<CallResult> {
-    const tool = 'undo'
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return settleEarly(this.state, tool, undefined, badOptions(principal))
-    const registered = this.undoFor(callId, principal)
-    // through the store: exactly one manager on it takes the undo
-    if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId, principal)
-    if (registered === undefined) {
-      return settleEarly(this.state, tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
-    }
-    // taken while it runs: a concurrent tm.undo of the call is refused
-    this.undos.delete(callId)
-    return this.runUndo(callId, registered.tool, () => registered.restore(principal), (ok) => {
-      // a failed undo is put back, unless the call id was given another undo meanwhile
-      if (!ok && !this.undos.has(callId)) this.registerUndo(callId, registered.restore, registered.tool, registered.owner)
-    })
-  }
-
-  /** The closure undo registered here for `callId` that `principal` finds (the operator, when absent, finds any). */
-  private undoFor(callId: string, principal: Principal | undefined): { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null } | undefined {
-    const registered = this.undos.get(callId)
-    return registered === undefined || finds(ownerOf(principal), registered.owner) ? registered : undefined
-  }
-
-  /**
-   * Runs an undo and gives its view, with `call_start` and a `call_end` marked `undo: true`
-   * (the undone call's id and tool). `after(ok)` runs before `call_end` (and before the view is
-   * given): a failed undo is put back there. Never rejects.
-   */
-  private runUndo(callId: string, tool: string, restore: () => unknown, after: (ok: boolean) => void | Promise<void>): Promise<CallResult> {
-    const startedAt = Date.now()
-    if (this.events.listeners.call_start !== undefined) this.events.emit('call_start', { callId, tool })
-    let result: ToolResult
-    const fail = (err: unknown): void => {
-      this.events.reportError(callId, tool, err)
-      result = ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE))
-    }
-    const end = async (): Promise<CallResult> => {
-      // done, or nothing left to do (`skipped`); an error or a refusal it returned is a failure
-      const ok = result.statusName() === 'success' || result.statusName() === 'skipped'
-      try {
-        await after(ok)
-      } catch (err) {
-        this.events.reportError(callId, tool, err)
-      }
-      const view = viewOf(result, callId)
-      if (this.events.listeners.call_end !== undefined) {
-        const endedAt = Date.now()
-        const record = callRecord(callId, tool, result, startedAt, endedAt, 1, this.canUndo(callId))
-        const durationMs = Math.max(0, endedAt - startedAt)
-        this.events.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs, result, view, record, undo: true })
-      }
-      return view
-    }
-    let value: unknown
-    try {
-      value = restore()
-    } catch (err) {
-      fail(err)
-      return end()
-    }
-    return Promise.resolve(value).then(
-      (v) => {
-        try {
-          // read like a body's return (a ToolResult or helper result it returns is its outcome), redacted with the tool's sensitive names
-          const entry = this.tools.get(tool)
-          result = normalizeReturn(v, entry?.untrusted ?? false, entry?.sensitive, entry?.sensitiveKey ?? sensitiveKeys(undefined))
-          if (result.statusName() === 'pending') throw new TypeError('toolwire: an undo cannot suspend (it returned a pending result)')
-        } catch (err) {
-          fail(err)
-        }
-        return end()
-      },
-      (err: unknown) => {
-        fail(err)
-        return end()
-      },
-    )
-  }
-
-  /** A JSON undo payload for the tool's `undo(payload, ctx)`, owned by `principal`: in the store when there is one, else a closure here. */
-  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue, principal: Principal | undefined): void | Promise<void> {
-    if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload, principal)
-    const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
-    const toolName = entry.name
-    this.registerUndo(callId, (undoer) => handler(payload, undoContext(callId, toolName, undoer)), toolName, ownerOf(principal) ?? null)
+    return this.undos.undo(callId, options)
   }
 
   /**
@@ -669,26 +370,8 @@ export class ToolManager {
    * answer is {@link canUndo}'s. Rejects with a `StoreUnavailableError` when the store fails
    * (also an `error` event): `false` always means there is nothing to undo here.
    */
-  async undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
-    if (typeof callId !== 'string') return false
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return false
-    if (this.undoFor(callId, principal) !== undefined) return true
-    if (this.durable === undefined) return false
-    try {
-      return await this.durable.undos.undoable(callId, principal)
-    } catch (err) {
-      this.events.reportError(callId, 'undo', err)
-      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
-    }
-  }
-
-  /** Registers a closure undo owned by `owner`; `tool` defaults to the tool of the call in flight with this id. */
-  private registerUndo(callId: string, restore: (undoer: Principal | undefined) => unknown, tool: string | undefined, owner: string | null): void {
-    this.undos.delete(callId)
-    this.undos.set(callId, { tool: tool ?? this.inflight.find(callId)?.toolName ?? 'undo', restore, owner })
-    const limit = this.options.undoLimit ?? 1000
-    while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
+  undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
+    return this.undos.undoable(callId, options)
   }
 
   /**
@@ -699,9 +382,11 @@ export class ToolManager {
    * took still answers `true`. Ask {@link undoable} for the store's answer.
    */
   canUndo(callId: string, options?: AnswerOptions): boolean {
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return false
-    return this.undoFor(callId, principal) !== undefined || (this.durable !== undefined && this.durable.undos.has(callId, principal))
+    return this.undos.canUndo(callId, options)
+  }
+
+  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    return this.durable === undefined ? [] : this.durable.ledger.recover()
   }
 
   /**
@@ -764,20 +449,4 @@ export class ToolManager {
     })
   }
 
-}
-
-/** What a parked call keeps of its call's options for its continued run; `undefined` when nothing. */
-function keptOptions(
-  timeoutMs: number | undefined,
-  idempotencyKey: string | undefined,
-  traceContext: CallOptions['traceContext'],
-  principal: Principal | undefined,
-): CallOptions | undefined {
-  if (timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined && principal === undefined) return undefined
-  return { timeoutMs, idempotencyKey, traceContext, ...(principal === undefined ? {} : { principal }) }
-}
-
-/** The options of a confirmed run: the call's, and who approved it (only recorded: the run stays the caller's). */
-function continued(options: CallOptions | undefined, approvedBy: PrincipalRef | undefined): ContinuedOptions | undefined {
-  return approvedBy === undefined ? options : { ...options, approvedBy }
 }
