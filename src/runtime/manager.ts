@@ -3,46 +3,35 @@
  * throw or reject: every outcome is a frozen application view over one canonical
  * `ToolResult`.
  */
-import { CircuitBreaker } from './breaker.js'
-import { Call, CONTINUE_CONFIRMED } from './call.js'
-import { BatchSink, readBatchEntry, type BatchCall, type BatchEntry } from './batch.js'
-import { badOptions, readOptions, toolLabel } from './options.js'
-import { newDiagnostics, outcomeOf } from './settlement.js'
-import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
-import {
-  alreadyAnsweredText,
-  duplicateCallIdText,
-  expiredText,
-  noPendingText,
-  REFUSALS,
-  resumeUnavailableText,
-  UNDO_FAILED_MESSAGE,
-  unknownToolText,
-} from '../core/texts.js'
-import type { CallHost, ContinuedOptions, ParkKind, Settlement, SuspensionExtras, ToolEntry, ToolEventName, ToolEvents } from './types.js'
+import { Call } from './call.js'
+import type { BatchCall } from './batch.js'
+import { badOptions, toolLabel } from './options.js'
+import { outcomeOf, settleEarly } from './settlement.js'
+import { REFUSALS } from '../core/texts.js'
+import type { CallHost, ManagerState, ToolEntry, ToolEventName } from './types.js'
 import type { EvidenceStore } from '../observe/evidence.js'
 import { MetricsBuffer, type MetricsSnapshot } from '../observe/metrics.js'
-import { cancelledResult, describeThrown, invalidAnswerError, invalidError, isThenable, normalizeReturn, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
-import { outcomeCallbackOf, type OutcomeDiagnostics, type ToolExecutionOutcome } from './outcome.js'
-import { callRecord } from '../observe/record.js'
-import { refusalError, toolError, ToolResult } from '../core/result.js'
+import { cancelledResult } from './normalize.js'
+import type { OutcomeDiagnostics, ToolExecutionOutcome } from './outcome.js'
+import { refusalError, ToolResult } from '../core/result.js'
 import { CallTracer, type TelemetryOptions } from '../observe/telemetry.js'
-import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolContext, ToolDefinition, ToolManifestEntry, UndoContext } from './tool.js'
-import type { JsonValue, PendingSchema } from '../core/types.js'
-import { clipped, sensitiveKeys } from '../core/redact.js'
-import { SchemaCompiler, SchemaError, type Issue, type SchemaOptions } from '../core/validate.js'
-import { awaitValidation } from './validation-wait.js'
-import { checkToolName, prepareSchemas } from '../core/schema-source.js'
+import type { AnswerOptions, CallOptions, PermissionHook, RegisterOptions, ToolDefinition, ToolManifestEntry } from './tool.js'
+import { SchemaCompiler, type SchemaOptions } from '../core/validate.js'
+import { Inflight } from './inflight.js'
+import { Events, type Listener } from './events.js'
+import { Admission } from './admission.js'
+import { ParkedCalls } from './parked.js'
+import { LocalUndos } from './undos.js'
+import { callHostOf, durableHostOf } from './durable-host.js'
+import { checkManagerOptions, checkScopeList, Registry } from './registration.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
-import { viewOf, type CallResult } from '../core/view.js'
-import { confirmationEvent, Durable, finds, ownerOf, undoContext, type DurableHost, type RunAs } from './durable.js'
+import type { CallResult } from '../core/view.js'
+import { Durable, finds, ownerOf, type RunAs } from './durable.js'
 import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
-import { randomId } from '../core/ids.js'
-import { StoreUnavailableError, type ToolStore } from './store/types.js'
-import { wellFormed } from '../core/json.js'
+import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
-import { isScopeToken, missingScopes, principalKey, principalRef, readPrincipal, type ImpliedScopes, type Principal, type PrincipalRef } from './principal.js'
+import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type PrincipalRef } from './principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'
@@ -99,78 +88,6 @@ export interface ConfirmDecision extends AnswerOptions {
   readonly approvedBy?: PrincipalRef
 }
 
-type Listener<E extends ToolEventName> = (event: ToolEvents[E]) => unknown
-
-/** The longest `confirmTtlMs` or `leaseMs`: a year. */
-const MAX_DATED_MS = 365 * 24 * 60 * 60 * 1000
-
-/** A finite number of ms ≥ 0 that a timer can hold (`longRunning.afterMs`). */
-function isDelay(n: unknown): boolean {
-  return typeof n === 'number' && n >= 0 && n <= 2 ** 31 - 1
-}
-
-/** A non-negative integer, or `Infinity` (no bound). */
-function isCount(n: unknown): boolean {
-  return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
-}
-
-/**
- * The manager's numeric options, checked as a tool's own are: a TypeError naming the option,
- * never a manager that quietly misbehaves (a negative timeout firing at once, a lease the
- * store cannot hold).
- */
-function checkManagerOptions(options: ToolManagerOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError('toolwire: new ToolManager() takes an options object')
-  // a confirmation's expiry and a lease are dated in the store (milliseconds since the epoch): at most a year
-  const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', dated: boolean): void => {
-    const v: unknown = options[name]
-    if (v !== undefined && !(typeof v === 'number' && v > 0 && (!dated || v <= MAX_DATED_MS))) {
-      throw new TypeError(`toolwire: ${name} must be a positive number${dated ? ' of at most a year (31,536,000,000 ms)' : ''}`)
-    }
-  }
-  positive('timeoutMs', false)
-  positive('confirmTtlMs', true)
-  positive('leaseMs', true)
-  if (options.queueLimit !== undefined && !isCount(options.queueLimit)) throw new TypeError('toolwire: queueLimit must be a non-negative integer or Infinity')
-  if (options.undoLimit !== undefined && !isCount(options.undoLimit)) throw new TypeError('toolwire: undoLimit must be a non-negative integer or Infinity')
-  if (options.development !== undefined && typeof options.development !== 'boolean') throw new TypeError('toolwire: development must be a boolean')
-  if (options.scopes !== undefined) checkScopeList(options.scopes, 'scopes')
-  const implied: unknown = options.impliedScopes
-  if (implied !== undefined) {
-    if (typeof implied !== 'object' || implied === null || Array.isArray(implied)) throw new TypeError('toolwire: impliedScopes must be an object mapping a scope to the scopes it grants')
-    for (const [scope, grants] of Object.entries(implied)) {
-      if (!isScopeToken(scope)) throw new TypeError(`toolwire: impliedScopes key ${JSON.stringify(scope)} is not a scope (1 to 256 visible ASCII characters, no space, '"' or '\\')`)
-      checkScopeList(grants, `impliedScopes[${JSON.stringify(scope)}]`)
-    }
-  }
-}
-
-/** A TypeError naming `what` unless `scopes` is an array of scope tokens; returns a frozen copy without duplicates. */
-function checkScopeList(scopes: unknown, what: string): readonly string[] {
-  if (!Array.isArray(scopes) || !scopes.every(isScopeToken)) {
-    throw new TypeError(`toolwire: ${what} must be an array of scopes (each 1 to 256 visible ASCII characters, no space, '"' or '\\')`)
-  }
-  return Object.freeze([...new Set(scopes)])
-}
-
-/** A parked call: a confirmation or a suspension, continued later. */
-interface Parked {
-  readonly kind: ParkKind
-  readonly entry: ToolEntry
-  readonly input: unknown
-  readonly callId: string
-  /** The original call's own timeout (and idempotency key, trace context, principal), which the continued run keeps. */
-  readonly options: CallOptions | undefined
-  readonly expiresAt: number
-  used: boolean
-  /** A suspension's pending request schema: the answer must match it. */
-  readonly schema?: PendingSchema
-  /** A suspension whose pending request asks for a confirmation: `tm.confirm` answers it through `resume`. */
-  readonly confirmation?: true
-  /** What the body kept for its `resume` (opaque). */
-  readonly resumeState?: JsonValue
-}
-
 /** Thrown by `tm.execute` (the raw contract) when the call did not succeed. */
 export class ToolCallError extends Error {
   override name = 'ToolCallError'
@@ -178,20 +95,6 @@ export class ToolCallError extends Error {
     super(`tool call ${result.status}${'message' in result ? `: ${result.message}` : ''}`)
   }
 }
-
-let managerSeq = 0
-/** How often (ms) a call asks whether a tracer provider was registered, while none is. */
-const TRACER_CHECK_MS = 100
-const SLOTS = 4096
-
-/** The result of a call that cannot run, with the options its view should use. */
-interface Early {
-  readonly result: ToolResult
-  readonly options: CallOptions | undefined
-}
-
-/** A call ready to start, one that cannot run, or (an asynchronous validator) either, once its input is checked. */
-type Admission = Call | Early | Promise<Call | Early>
 
 /**
  * Registers tools and dispatches the calls a model makes.
@@ -202,59 +105,39 @@ type Admission = Call | Early | Promise<Call | Early>
  * const result = await tm.callJson('echo', '{"text":"hi"}') // { status: 'ok', data: { text: 'hi' }, callId }
  */
 export class ToolManager {
-  private readonly tools = new Map<string, ToolEntry>()
-  /** In-flight calls by caller-chosen id, and (cheaper) by the sequence number of generated ids. */
-  private readonly inflight = new Map<string, Call>()
-  /** Calls whose asynchronous input check is pending, by the call id they asked for, with their owner: `tm.cancel` cuts the wait. */
-  private readonly validating = new Map<string, { readonly cut: (result: ToolResult) => void; readonly owner: string | undefined }>()
-  /** Generated ids index a ring of slots by sequence number (a Map's delete costs more than the whole call). */
-  private readonly slots: (Call | undefined)[] = new Array(SLOTS).fill(undefined)
-  private readonly parked = new Map<string, Parked>()
-  /**
-   * Closure undos by call id, with the name of the tool whose call registered them (for the undo's
-   * `call_end`) and their owner (the key of the call's principal; `null` for none). `restore` gets the undoer.
-   */
-  private readonly undos = new Map<string, { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null }>()
-  /** Every event has a slot from the start (a fixed shape keeps the per-call checks cheap). */
-  private readonly listeners: { [E in ToolEventName]: Listener<E>[] | undefined } = {
-    call_start: undefined,
-    call_end: undefined,
-    error: undefined,
-    output_invalid: undefined,
-    confirmation: undefined,
-    progress: undefined,
-    log: undefined,
-    evidence_error: undefined,
-    late_report: undefined,
-  }
+  /** The registered tools (registration.ts). */
+  private readonly registry: Registry
+  private readonly tools: Map<string, ToolEntry>
+  /** The calls in flight and the call ids (inflight.ts). */
+  private readonly inflight = new Inflight()
+  /** The calls parked in this process (parked.ts). */
+  private readonly parked: ParkedCalls
+  /** The undos registered in this process (undos.ts). */
+  private readonly undos: LocalUndos
+  /** The event listeners (events.ts). */
+  private readonly events = new Events()
   private readonly compiler: SchemaCompiler
-  private readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
-  private seq = 0
-  private readonly development: boolean
   private readonly tracer: CallTracer | undefined
-  /** The tracer has a provider: pipelines have span stages (else a probe stage, see `tracerReady`). */
-  private tracerOn = false
-  private tracerCheckedAt = -Infinity
   private readonly evidence: EvidenceStore | undefined
   private readonly metricsBuffer = new MetricsBuffer()
-  private readonly options: ToolManagerOptions
   /** The durable store's side of the manager (durable.ts); `undefined` without a store. */
   private readonly durable: Durable | undefined
   /** What this manager's calls see of it. */
   private readonly host: CallHost
-  /** The manager's `scopes`: those of a tool that declares none. */
-  private readonly defaultScopes: readonly string[]
+  /** What the manager's modules share of it. */
+  private readonly state: ManagerState
+  /** Where calls enter (admission.ts). */
+  private readonly admission: Admission
   /** A frozen copy of the manager's `impliedScopes`. */
   private readonly impliedScopes: ImpliedScopes | undefined
 
   constructor(options: ToolManagerOptions = {}) {
     checkManagerOptions(options)
-    this.options = options
-    this.defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
+    const defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
     this.impliedScopes =
       options.impliedScopes === undefined ? undefined : Object.freeze(Object.fromEntries(Object.entries(options.impliedScopes).map(([scope, grants]) => [scope, Object.freeze([...grants])])))
     this.compiler = new SchemaCompiler(options)
-    this.development = options.development ?? process.env.NODE_ENV !== 'production'
+    const development = options.development ?? process.env.NODE_ENV !== 'production'
     this.tracer = CallTracer.create(options.telemetry)
     const store = options.store
     // checked with or without a store (Durable checks them with one): a bad value is a TypeError either way
@@ -263,38 +146,53 @@ export class ToolManager {
       if (options.approvalSecret !== undefined) approvalSecretList(options.approvalSecret)
     }
     this.evidence = options.evidence ?? (store === undefined ? undefined : evidenceOf(store))
+    this.registry = new Registry({
+      options,
+      compiler: this.compiler,
+      defaultScopes,
+      development,
+      tracer: this.tracer,
+      evidence: this.evidence !== undefined,
+      store: store !== undefined,
+      metrics: this.metricsBuffer,
+      events: this.events,
+    })
+    this.tools = this.registry.tools
+    this.state = {
+      tools: this.tools,
+      events: this.events,
+      tracer: this.tracer,
+      metrics: this.metricsBuffer,
+      nextCallId: () => this.inflight.nextCallId(),
+      hasUndo: (callId) => this.undos.has(callId),
+    }
+    this.parked = new ParkedCalls({ state: this.state, options, compiler: this.compiler, host: () => this.host, durable: () => this.durable })
+    this.undos = new LocalUndos({ state: this.state, options, inflight: this.inflight, durable: () => this.durable })
     this.durable =
       store === undefined
         ? undefined
-        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs }, this.makeDurableHost())
+        : new Durable({ store, storeKey: options.storeKey, approvalSecret: options.approvalSecret, leaseMs: options.leaseMs }, durableHostOf(this.state, this.parked, this.undos, this.evidence))
     // runs a crash left unknown (lease run out) are reported once, on the next turn: listeners attached now see them
     this.durable?.ledger.sweepSoon()
-    this.host = {
-      metrics: this.metricsBuffer,
+    this.host = callHostOf({
+      state: this.state,
       impliedScopes: this.impliedScopes,
-      tracer: this.tracer,
-      tracerReady: (now) => this.tracerReady(now),
+      tracerReady: (now) => this.registry.tracerReady(now),
       evidence: this.evidence,
       awaitEvidence: store !== undefined && options.evidence === undefined,
-      hasListeners: (event) => this.listeners[event] !== undefined,
-      emit: (event, payload) => this.emit(event, payload),
-      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
-      registerUndo: (callId, restore, principal) => this.registerUndo(callId, () => restore(), undefined, ownerOf(principal) ?? null),
-      registerUndoPayload: (callId, entry, payload, principal) => this.registerUndoPayload(callId, entry, payload, principal),
-      canUndo: (callId) => this.canUndo(callId),
-      newConfirmation: (entry, input, callId) => {
-        if (this.durable !== undefined) return this.durable.parking.newConfirmation(entry, input, callId)
-        const id = randomId()
-        return { id, handle: id }
-      },
-      park: (id, kind, entry, input, callId, options, extras) => this.park(id, kind, entry, input, callId, options, extras),
-      unpark: (id, callId) => this.unpark(id, callId),
-      ledgerBegin: (entry, callId, input, key, principal) => this.durable!.ledger.begin(entry, callId, input, key, principal),
-      ledgerSettle: (ticket, result, callId, tool) => this.durable!.ledger.settle(ticket, result, callId, tool),
-      ledgerRelease: (ticket, callId, tool) => this.durable!.ledger.release(ticket, callId, tool),
-      track: (call) => this.track(call as Call),
-      untrack: (call) => this.untrack(call as Call),
-    }
+      inflight: this.inflight,
+      parked: this.parked,
+      undos: this.undos,
+      durable: this.durable,
+    })
+    this.admission = new Admission({
+      state: this.state,
+      inflight: this.inflight,
+      host: this.host,
+      compiler: this.compiler,
+      store: this.durable !== undefined,
+      storePrincipals: this.durable?.principals === true,
+    })
   }
 
   /**
@@ -311,94 +209,8 @@ export class ToolManager {
    * @throws TypeError for a malformed definition; SchemaError for a schema that does not compile.
    */
   register<S extends ToolSchema = ToolSchema, I = InputOf<S>>(tool: ToolDefinition<I, S>, options: RegisterOptions = {}): this {
-    if (typeof tool !== 'object' || tool === null) throw new TypeError('toolwire: register() takes a tool definition object')
-    const { name } = tool
-    if (typeof name !== 'string' || name.length === 0) throw new TypeError('toolwire: a tool needs a non-empty string name')
-    checkToolName(name, options.anyName)
-    if (typeof tool.run !== 'function') throw new TypeError(`toolwire: tool "${name}" needs a run(input, ctx) function`)
-    if (this.tools.has(name) && options.replace !== true) {
-      throw new Error(`toolwire: a tool named "${name}" is already registered; pass { replace: true } to replace it`)
-    }
-    if (tool.timeoutMs !== undefined && !(typeof tool.timeoutMs === 'number' && tool.timeoutMs > 0)) {
-      throw new TypeError(`toolwire: tool "${name}" timeoutMs must be a positive number`)
-    }
-    const lr = tool.longRunning as unknown
-    if (lr !== undefined && lr !== true && !(typeof lr === 'object' && lr !== null && isDelay((lr as { afterMs?: unknown }).afterMs))) {
-      throw new TypeError(`toolwire: tool "${name}" longRunning must be true or { afterMs } (a number of ms ≥ 0)`)
-    }
-    const c = tool.concurrency
-    const limit = c === undefined ? Infinity : typeof c === 'number' ? c : c.limit
-    if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) {
-      throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer`)
-    }
-    const queueLimit = typeof c === 'object' && c.queue !== undefined ? c.queue : (this.options.queueLimit ?? 100)
-    if (!isCount(queueLimit)) throw new TypeError(`toolwire: tool "${name}" concurrency.queue must be a non-negative integer or Infinity`)
-    if (tool.confirmVia !== undefined && tool.confirmVia !== 'form' && tool.confirmVia !== 'url') {
-      throw new TypeError(`toolwire: tool "${name}" confirmVia must be 'form' or 'url'`)
-    }
-    if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
-      throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
-    }
-    // a JSON Schema or a Standard Schema; the kept definition advertises JSON Schema and its run gets the validated value
-    const schemas = prepareSchemas(tool, this.compiler)
-    const sensitive = tool.sensitive === undefined ? undefined : new Set(tool.sensitive)
-    const compiled: Omit<ToolEntry, 'pipeline'> = {
-      def: schemas.def as ToolDefinition<never>,
-      name,
-      validate: schemas.validate,
-      validateOutput: schemas.validateOutput,
-      untrusted: tool.hints?.untrustedContent === true,
-      timeoutMs: tool.timeoutMs ?? this.options.timeoutMs,
-      permissionHooks: [this.options.permission, tool.permission].filter((h): h is PermissionHook => h !== undefined),
-      scopes: tool.scopes === undefined ? this.defaultScopes : checkScopeList(tool.scopes, `tool "${name}" scopes`),
-      limiter: limiterOf(limit, queueLimit),
-      breaker: tool.breaker === undefined ? undefined : new CircuitBreaker(tool.breaker),
-      outcome: outcomeCallbackOf(tool as { execute?: unknown }),
-      sensitive,
-      sensitiveKey: sensitiveKeys(sensitive),
-      metricsId: this.metricsBuffer.register(name),
-    }
-    const entry: ToolEntry = Object.assign(compiled, { pipeline: compose(compiled, this.features()) })
-    this.tools.set(name, entry)
+    this.registry.register(tool as unknown as ToolDefinition<never>, options)
     return this
-  }
-
-  /** What the manager has that pipeline stages serve. */
-  private features(): PipelineFeatures {
-    return {
-      callStart: this.listeners.call_start !== undefined,
-      callEnd: this.listeners.call_end !== undefined,
-      tracer: this.spans(),
-      tracerProbe: this.tracer !== undefined && !this.tracerOn,
-      evidence: this.evidence !== undefined,
-      development: this.development,
-      store: this.durable !== undefined,
-    }
-  }
-
-  /** Whether calls make spans: a tracer whose provider is registered (checked again while none is). */
-  private spans(): boolean {
-    if (this.tracer !== undefined && !this.tracerOn) this.tracerOn = this.tracer.ready()
-    return this.tracerOn
-  }
-
-  /**
-   * While the tracer has no provider, a call asks at most every {@link TRACER_CHECK_MS} whether
-   * one was registered since; when one was, every pipeline gets its span stages.
-   */
-  private tracerReady(now: number): boolean {
-    if (this.tracerOn) return true
-    if (now - this.tracerCheckedAt < TRACER_CHECK_MS) return false
-    this.tracerCheckedAt = now
-    if (!this.spans()) return false
-    this.recompose()
-    return true
-  }
-
-  /** Recomposes every tool's pipeline (a listener a stage serves came or went). */
-  private recompose(): void {
-    const features = this.features()
-    for (const entry of this.tools.values()) entry.pipeline = compose(entry, features)
   }
 
   /** Removes a tool; calls already admitted finish. Returns whether it existed. */
@@ -413,35 +225,14 @@ export class ToolManager {
 
   /** Subscribes to an event. A throwing listener never affects a call. */
   on<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    const list = (this.listeners[event] ??= [] as never) as Listener<E>[]
-    list.push(listener)
-    if (list.length === 1 && (event === 'call_start' || event === 'call_end')) this.recompose()
+    if (this.events.on(event, listener)) this.registry.recompose()
     return this
   }
 
   /** Unsubscribes a listener added with `on`. */
   off<E extends ToolEventName>(event: E, listener: Listener<E>): this {
-    const list = this.listeners[event] as Listener<E>[] | undefined
-    const i = list ? list.indexOf(listener) : -1
-    if (i >= 0) list!.splice(i, 1)
-    if (list && list.length === 0) {
-      this.listeners[event] = undefined
-      if (event === 'call_start' || event === 'call_end') this.recompose()
-    }
+    if (this.events.off(event, listener)) this.registry.recompose()
     return this
-  }
-
-  private emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void {
-    const list = this.listeners[event] as Listener<E>[] | undefined
-    if (list === undefined) return
-    for (const listener of list.slice()) {
-      try {
-        const r = listener(payload)
-        if (isThenable(r)) (r as Promise<unknown>).then(undefined, () => {})
-      } catch {
-        // a listener never affects a call
-      }
-    }
   }
 
   /**
@@ -449,67 +240,14 @@ export class ToolManager {
    * views in order. Each call behaves exactly as `call`/`callJson`; never rejects.
    */
   callMany(calls: readonly BatchCall[]): Promise<readonly CallResult[]> {
-    // the list and each entry are read once, here: a getter or a Proxy that throws refuses that entry only
-    let entries: (BatchEntry | undefined)[]
-    try {
-      if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
-      const n: unknown = calls.length
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return Promise.resolve(Object.freeze([]))
-      entries = new Array<BatchEntry | undefined>(n)
-      for (let i = 0; i < n; i++) entries[i] = readBatchEntry(calls, i)
-    } catch {
-      return Promise.resolve(Object.freeze([]))
-    }
-    const sink = new BatchSink(entries.length)
-    for (let i = 0; i < entries.length; i++) {
-      const c = entries[i]
-      try {
-        if (c === undefined) {
-          sink.put(i, this.earlyView('<unreadable>', undefined, ToolResult.failed(refusalError(REFUSALS.invalidCall.code, REFUSALS.invalidCall.message))))
-        } else {
-          this.dispatchInto(sink, i, c)
-        }
-      } catch (err) {
-        sink.put(i, this.earlyView(toolLabel(c?.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
-      }
-    }
-    return sink.promise
-  }
-
-  private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
-    const input = c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
-    let admitted: Admission
-    if (input instanceof ToolResult) {
-      const opts = readOptions(c.options)
-      admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
-    } else {
-      admitted = this.admitChecked(c.name, input, c.options, 'view', typeof c.args === 'string' ? c.args.length : -1)
-    }
-    if (admitted instanceof Call) admitted.startInto(sink, index)
-    else if (admitted instanceof Promise) {
-      void admitted.then((a) => {
-        try {
-          if (a instanceof Call) a.startInto(sink, index)
-          else sink.put(index, this.earlyView(toolLabel(c.name), a.options, a.result))
-        } catch (err) {
-          sink.put(index, this.earlyView(toolLabel(c.name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err))
-        }
-      })
-    } else sink.put(index, this.earlyView(toolLabel(c.name), admitted.options, admitted.result))
+    return this.admission.callMany(calls)
   }
 
   /**
    * Calls a tool with the arguments as JSON text, as models send them. Never throws or rejects.
    */
   callJson(name: string, argsText: string, options?: CallOptions): Promise<CallResult> {
-    try {
-      const input = parseArgs(argsText, this.compiler.maxInputValues)
-      if (!(input instanceof ToolResult)) return this.callParsed(name, input, options, argsText.length)
-      const opts = readOptions(options)
-      return this.settleEarly(toolLabel(name), opts instanceof ToolResult ? undefined : opts, input)
-    } catch (err) {
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
+    return this.admission.callJson(name, argsText, options)
   }
 
   /**
@@ -518,17 +256,7 @@ export class ToolManager {
    * refused `invalid_options`.
    */
   call(name: string, input: unknown, options?: CallOptions): Promise<CallResult> {
-    return this.callParsed(name, input, options, -1)
-  }
-
-  /** `call` of an input parsed from a JSON text of `textLength` characters (-1: not parsed from text). */
-  private callParsed(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
-    try {
-      return this.dispatch(name, input, options, textLength)
-    } catch (err) {
-      // a bug in the runtime itself still gives a result
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
+    return this.admission.call(name, input, options, -1)
   }
 
   /**
@@ -540,9 +268,9 @@ export class ToolManager {
     const asker = answererOf(options)
     if (typeof asker === 'string') return false
     const owner = ownerOf(asker)
-    const call = this.inflightCall(callId)
+    const call = this.inflight.find(callId)
     if (call === undefined) {
-      const waiting = typeof callId === 'string' ? this.validating.get(callId) : undefined
+      const waiting = typeof callId === 'string' ? this.inflight.validating.get(callId) : undefined
       if (waiting === undefined || !finds(owner, waiting.owner)) return false
       waiting.cut(cancelledResult('operator'))
       return true
@@ -564,47 +292,26 @@ export class ToolManager {
     try {
       approve = decision?.approve
       const principal = answererOf(decision)
-      if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+      if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
       const approvedBy = approverOf(decision)
-      if (typeof approvedBy === 'string') return this.settleEarly('unknown', undefined, badOptions(approvedBy))
+      if (typeof approvedBy === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(approvedBy))
       // a principal answers for itself: it cannot record someone else as the approver
       if (principal !== undefined && approvedBy !== undefined && principalKey(approvedBy) !== principalKey(principal)) {
-        return this.settleEarly('unknown', undefined, badOptions('approvedBy must name the answering principal (or be left out) when a principal answers'))
+        return settleEarly(this.state, 'unknown', undefined, badOptions('approvedBy must name the answering principal (or be left out) when a principal answers'))
       }
       by = { principal, approvedBy }
     } catch (err) {
       // a decision that cannot be read answers nothing: the confirmation stays open
-      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
+      return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)), err)
     }
     // only `true` approves and only `false` denies: a missing or other decision (`tm.confirm(id)`,
     // `{ approve: 'yes' }`) answers nothing, and the confirmation stays open
     if (typeof approve !== 'boolean') {
-      return this.settleEarly('unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
+      return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
     if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve, undefined, by)
-    const parked = this.parkedFor(confirmId, by.principal)
-    // a confirmation a tool body asked for (`pending({ kind: 'confirmation' })`): its resume gets the decision
-    if (parked?.kind === 'suspension' && parked.confirmation === true) {
-      // only an answer that reaches the call is a `confirmation` event (as for a gate's confirmation)
-      const answerable = !parked.used && Date.now() <= parked.expiresAt
-      return this.resumeAs(confirmId, { approve }, by).then((view) => {
-        if (answerable) this.emit('confirmation', confirmationEvent(confirmId, { callId: parked.callId, tool: parked.entry.name, principal: parked.options?.principal }, approve, view, by.approvedBy))
-        return view
-      })
-    }
-    const refusal = this.checkParked(parked, 'confirmation')
-    // a refusal of a known parked call (used, expired) carries its tool and call id; one for an id of another kind names none
-    if (refusal !== undefined) return this.refuseParked(parked, 'confirmation', refusal)
-    const p = parked!
-    p.used = true
-    const outcome = approve
-      ? this.continueParked('confirmation', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), undefined)
-      : this.settleEarly(p.entry.name, { callId: p.callId }, ToolResult.failed(refusalError(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message)))
-    return outcome.then((view) => {
-      this.emit('confirmation', confirmationEvent(confirmId, { callId: p.callId, tool: p.entry.name, principal: p.options?.principal }, approve, view, by.approvedBy))
-      return view
-    })
+    return this.parked.confirm(confirmId, approve, by)
   }
 
   /** @internal Whether the manager has a store (`new ToolManager({ store })`). */
@@ -620,7 +327,7 @@ export class ToolManager {
    */
   approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
     if (this.durable === undefined) return this.confirm(confirmId, { approve: true, principal })
     return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
@@ -632,150 +339,9 @@ export class ToolManager {
    */
   resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly('unknown', undefined, badOptions(principal))
+    if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
     if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer, principal)
-    return this.resumeAs(requestId, answer, { principal })
-  }
-
-  /** `resume` here (no store) by `by.principal`; a body's confirmation keeps `by.approvedBy` for its run. */
-  private resumeAs(requestId: string, answer: unknown, by: RunAs): Promise<CallResult> {
-    const parked = this.parkedFor(requestId, by.principal)
-    const refusal = this.checkParked(parked, 'suspension')
-    if (refusal !== undefined) return this.refuseParked(parked, 'suspension', refusal)
-    const p = parked!
-    // an answer that does not match the request's schema does not use the call up: it can be answered again
-    const mismatch = this.checkAnswer(p.schema, answer)
-    if (mismatch !== undefined) return this.settleEarly(p.entry.name, { callId: p.callId }, mismatch)
-    p.used = true
-    return this.continueParked('suspension', p.entry, p.callId, p.input, continued(p.options, by.approvedBy), answer, p.resumeState)
-  }
-
-  /**
-   * The `invalid_args` error (code `invalid_answer`, the issues in `details.issues`) of an answer
-   * that does not match a suspension's pending request `schema`, or of a schema that cannot
-   * check it; `undefined` when it matches or there is no schema.
-   */
-  private checkAnswer(schema: PendingSchema | undefined, answer: unknown): ToolResult | undefined {
-    if (schema === undefined) return undefined
-    let issues: readonly Issue[] | undefined
-    try {
-      issues = this.compiler.checkOnce(schema, 'the pending request schema', answer)
-    } catch (err) {
-      issues = [{ path: '', message: err instanceof SchemaError ? err.message : 'the pending request schema cannot check an answer' }]
-    }
-    return issues === undefined ? undefined : ToolResult.failed(invalidAnswerError(issues))
-  }
-
-  /** Runs a parked call once answered: a confirmation through the gates after confirmation, a suspension through the tool's `resume` with `answer`. */
-  private continueParked(kind: ParkKind, entry: ToolEntry, callId: string, input: unknown, options: CallOptions | undefined, answer: unknown, resumeState?: JsonValue): Promise<CallResult> {
-    if (kind === 'confirmation') return new Call(this.host, entry, callId, input, options, 'view', CONTINUE_CONFIRMED).start() as Promise<CallResult>
-    const handler = entry.def.resume
-    if (typeof handler !== 'function') {
-      return this.settleEarly(entry.name, { callId }, ToolResult.failed(refusalError('resume_unavailable', resumeUnavailableText(entry.name))))
-    }
-    const continuation = (ctx: ToolContext): unknown => (handler as (a: unknown, i: unknown, c: ToolContext) => unknown)(answer, input, ctx)
-    return Call.resumedWith(new Call(this.host, entry, callId, input, options, 'view', continuation), resumeState).start() as Promise<CallResult>
-  }
-
-  /** The call parked here under `id` that `principal` finds (the operator, when absent, finds any): another principal's is not there. */
-  private parkedFor(id: string, principal: Principal | undefined): Parked | undefined {
-    const parked = this.parked.get(id)
-    return parked === undefined || finds(ownerOf(principal), ownerOf(parked.options?.principal)) ? parked : undefined
-  }
-
-  /** The view of a refused answer: it names the parked call only when the id is one of its kind (the refusal is about that call). */
-  private refuseParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension', refusal: ToolResult): Promise<CallResult> {
-    const about = parked !== undefined && parked.kind === kind ? parked : undefined
-    return this.settleEarly(about?.entry.name ?? 'unknown', about && { callId: about.callId }, refusal)
-  }
-
-  private checkParked(parked: Parked | undefined, kind: 'confirmation' | 'suspension'): ToolResult | undefined {
-    this.sweepParked()
-    const what = kind === 'confirmation' ? 'confirmation' : 'request'
-    if (parked === undefined || parked.kind !== kind) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_unknown' : 'unknown_request', noPendingText(what)))
-    }
-    if (parked.used) {
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_used' : 'request_used', alreadyAnsweredText(what)))
-    }
-    if (Date.now() > parked.expiresAt) {
-      parked.used = true
-      return ToolResult.failed(refusalError(kind === 'confirmation' ? 'confirmation_expired' : 'request_expired', expiredText(what)))
-    }
-    return undefined
-  }
-
-  /**
-   * Parks a call under `id` until confirmed or resumed; with a store, resolves once the store
-   * holds it. `false` (nothing parked) when a suspension's request id is held: here by a parked
-   * call not yet answered nor expired, or in the store by a row of that id (until pruned).
-   */
-  private park(id: string, kind: ParkKind, entry: ToolEntry, input: unknown, callId: string, callOptions: CallOptions | undefined, extras: SuspensionExtras = {}): boolean | Promise<boolean> {
-    this.sweepParked()
-    const held = this.parked.get(id)
-    if (held !== undefined && !held.used && Date.now() <= held.expiresAt) return false
-    const ttl = this.options.confirmTtlMs ?? 10 * 60_000
-    // what the confirmed or resumed run keeps of the call's options: its timeout, its idempotency key,
-    // its principal (the run is the caller's) and (in this process only, not in the store) its trace context
-    const { timeoutMs, idempotencyKey, traceContext, principal } = callOptions ?? {}
-    const options = keptOptions(timeoutMs, idempotencyKey, traceContext, principal)
-    const expiresAt = Date.now() + ttl
-    // the real input stays in this process too: without a storeKey, a call with sensitive input runs only here
-    const parked: Parked = { kind, entry, input, callId, options, expiresAt, used: false, ...extras }
-    this.parked.set(id, parked)
-    if (this.durable === undefined) return true
-    // the store dates the expiry on its own clock, the one its claims compare with
-    return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras, principal).then((ok) => {
-      // another instance's call holds the id: this one's local copy must not answer for it
-      if (!ok && this.parked.get(id) === parked) this.parked.delete(id)
-      return ok
-    })
-  }
-
-  /** Withdraws a call parked under `id` (its call settled otherwise meanwhile): here, and denied in the store. */
-  private unpark(id: string, callId: string): void {
-    const held = this.parked.get(id)
-    if (held === undefined || held.callId !== callId) return
-    this.parked.delete(id)
-    this.durable?.parking.withdraw(id, callId, held.entry.name)
-  }
-
-  /** What the durable layer uses of this manager. */
-  private makeDurableHost(): DurableHost {
-    return {
-      local: (id) => {
-        const p = this.parked.get(id)
-        return p === undefined
-          ? undefined
-          : {
-              kind: p.kind,
-              tool: p.entry.name,
-              callId: p.callId,
-              input: p.input,
-              timeoutMs: p.options?.timeoutMs,
-              idempotencyKey: p.options?.idempotencyKey,
-              schema: p.schema,
-              confirmation: p.confirmation,
-              resumeState: p.resumeState,
-              traceContext: p.options?.traceContext,
-              principal: p.options?.principal,
-            }
-      },
-      forget: (id) => {
-        this.parked.delete(id)
-      },
-      tool: (name) => this.tools.get(name),
-      checkAnswer: (schema, answer) => this.checkAnswer(schema, answer),
-      run: (kind, tool, callId, input, timeoutMs, answer, idempotencyKey, traceContext, resumeState, as) => {
-        const options = continued(keptOptions(timeoutMs, idempotencyKey, traceContext, as?.principal), as?.approvedBy)
-        return this.continueParked(kind, this.tools.get(tool)!, callId, input, options, answer, resumeState)
-      },
-      early: (tool, callId, result) => this.settleEarly(tool, callId === undefined ? undefined : { callId }, result),
-      runUndo: (callId, tool, restore, after) => this.runUndo(callId, tool, restore, after),
-      reportError: (callId, tool, error) => this.reportError(callId, tool, error),
-      emit: (event, payload) => this.emit(event, payload),
-      evidence: this.evidence,
-    }
+    return this.parked.resumeAs(requestId, answer, { principal })
   }
 
   /**
@@ -786,16 +352,6 @@ export class ToolManager {
    * Rejects with a `StoreUnavailableError` (`code: 'store_unavailable'`, also an `error` event)
    * when the store fails: an empty answer always means that nothing was found.
    */
-  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
-    return this.durable === undefined ? [] : this.durable.ledger.recover()
-  }
-
-  private sweepParked(): void {
-    if (this.parked.size < 64) return
-    const now = Date.now()
-    for (const [id, p] of this.parked) if (now > p.expiresAt) this.parked.delete(id)
-  }
-
   /**
    * Runs the undo a call registered, exactly once. Otherwise refused `undo_unavailable`. Never rejects.
    * An undo whose run fails (its view is not `ok`) stays registered: `tm.undo` may try it again.
@@ -803,91 +359,7 @@ export class ToolManager {
    * principal) is found: another's is refused as for an unknown call id.
    */
   undo(callId: string, options?: AnswerOptions): Promise<CallResult> {
-    const tool = 'undo'
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return this.settleEarly(tool, undefined, badOptions(principal))
-    const registered = this.undoFor(callId, principal)
-    // through the store: exactly one manager on it takes the undo
-    if (registered === undefined && this.durable !== undefined) return this.durable.undos.undo(callId, principal)
-    if (registered === undefined) {
-      return this.settleEarly(tool, undefined, ToolResult.failed(refusalError(REFUSALS.undoUnavailable.code, REFUSALS.undoUnavailable.message)))
-    }
-    // taken while it runs: a concurrent tm.undo of the call is refused
-    this.undos.delete(callId)
-    return this.runUndo(callId, registered.tool, () => registered.restore(principal), (ok) => {
-      // a failed undo is put back, unless the call id was given another undo meanwhile
-      if (!ok && !this.undos.has(callId)) this.registerUndo(callId, registered.restore, registered.tool, registered.owner)
-    })
-  }
-
-  /** The closure undo registered here for `callId` that `principal` finds (the operator, when absent, finds any). */
-  private undoFor(callId: string, principal: Principal | undefined): { readonly tool: string; readonly restore: (undoer: Principal | undefined) => unknown; readonly owner: string | null } | undefined {
-    const registered = this.undos.get(callId)
-    return registered === undefined || finds(ownerOf(principal), registered.owner) ? registered : undefined
-  }
-
-  /**
-   * Runs an undo and gives its view, with `call_start` and a `call_end` marked `undo: true`
-   * (the undone call's id and tool). `after(ok)` runs before `call_end` (and before the view is
-   * given): a failed undo is put back there. Never rejects.
-   */
-  private runUndo(callId: string, tool: string, restore: () => unknown, after: (ok: boolean) => void | Promise<void>): Promise<CallResult> {
-    const startedAt = Date.now()
-    if (this.listeners.call_start !== undefined) this.emit('call_start', { callId, tool })
-    let result: ToolResult
-    const fail = (err: unknown): void => {
-      this.reportError(callId, tool, err)
-      result = ToolResult.failed(toolError('other', UNDO_FAILED_MESSAGE))
-    }
-    const end = async (): Promise<CallResult> => {
-      // done, or nothing left to do (`skipped`); an error or a refusal it returned is a failure
-      const ok = result.statusName() === 'success' || result.statusName() === 'skipped'
-      try {
-        await after(ok)
-      } catch (err) {
-        this.reportError(callId, tool, err)
-      }
-      const view = viewOf(result, callId)
-      if (this.listeners.call_end !== undefined) {
-        const endedAt = Date.now()
-        const record = callRecord(callId, tool, result, startedAt, endedAt, 1, this.canUndo(callId))
-        const durationMs = Math.max(0, endedAt - startedAt)
-        this.emit('call_end', { callId, tool, status: view.status, statusName: result.statusName(), durationMs, result, view, record, undo: true })
-      }
-      return view
-    }
-    let value: unknown
-    try {
-      value = restore()
-    } catch (err) {
-      fail(err)
-      return end()
-    }
-    return Promise.resolve(value).then(
-      (v) => {
-        try {
-          // read like a body's return (a ToolResult or helper result it returns is its outcome), redacted with the tool's sensitive names
-          const entry = this.tools.get(tool)
-          result = normalizeReturn(v, entry?.untrusted ?? false, entry?.sensitive, entry?.sensitiveKey ?? sensitiveKeys(undefined))
-          if (result.statusName() === 'pending') throw new TypeError('toolwire: an undo cannot suspend (it returned a pending result)')
-        } catch (err) {
-          fail(err)
-        }
-        return end()
-      },
-      (err: unknown) => {
-        fail(err)
-        return end()
-      },
-    )
-  }
-
-  /** A JSON undo payload for the tool's `undo(payload, ctx)`, owned by `principal`: in the store when there is one, else a closure here. */
-  private registerUndoPayload(callId: string, entry: ToolEntry, payload: JsonValue, principal: Principal | undefined): void | Promise<void> {
-    if (this.durable !== undefined) return this.durable.undos.put(callId, entry.name, payload, principal)
-    const handler = entry.def.undo as (p: unknown, c: UndoContext) => unknown
-    const toolName = entry.name
-    this.registerUndo(callId, (undoer) => handler(payload, undoContext(callId, toolName, undoer)), toolName, ownerOf(principal) ?? null)
+    return this.undos.undo(callId, options)
   }
 
   /**
@@ -898,26 +370,8 @@ export class ToolManager {
    * answer is {@link canUndo}'s. Rejects with a `StoreUnavailableError` when the store fails
    * (also an `error` event): `false` always means there is nothing to undo here.
    */
-  async undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
-    if (typeof callId !== 'string') return false
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return false
-    if (this.undoFor(callId, principal) !== undefined) return true
-    if (this.durable === undefined) return false
-    try {
-      return await this.durable.undos.undoable(callId, principal)
-    } catch (err) {
-      this.reportError(callId, 'undo', err)
-      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(`toolwire: the store could not be asked for the undo: ${describeThrown(err).message}`, { cause: err })
-    }
-  }
-
-  /** Registers a closure undo owned by `owner`; `tool` defaults to the tool of the call in flight with this id. */
-  private registerUndo(callId: string, restore: (undoer: Principal | undefined) => unknown, tool: string | undefined, owner: string | null): void {
-    this.undos.delete(callId)
-    this.undos.set(callId, { tool: tool ?? this.inflightCall(callId)?.toolName ?? 'undo', restore, owner })
-    const limit = this.options.undoLimit ?? 1000
-    while (this.undos.size > limit) this.undos.delete(this.undos.keys().next().value as string)
+  undoable(callId: string, options?: AnswerOptions): Promise<boolean> {
+    return this.undos.undoable(callId, options)
   }
 
   /**
@@ -928,9 +382,11 @@ export class ToolManager {
    * took still answers `true`. Ask {@link undoable} for the store's answer.
    */
   canUndo(callId: string, options?: AnswerOptions): boolean {
-    const principal = answererOf(options)
-    if (typeof principal === 'string') return false
-    return this.undoFor(callId, principal) !== undefined || (this.durable !== undefined && this.durable.undos.has(callId, principal))
+    return this.undos.canUndo(callId, options)
+  }
+
+  async recover(): Promise<readonly { readonly tool: string; readonly callId: string }[]> {
+    return this.durable === undefined ? [] : this.durable.ledger.recover()
   }
 
   /**
@@ -938,7 +394,7 @@ export class ToolManager {
    * returned. Throws `ToolCallError` (carrying the application view) when it did not succeed.
    */
   async execute(name: string, args: unknown, options?: CallOptions): Promise<unknown> {
-    const s = await this.settle(name, args, options)
+    const s = await this.admission.settle(name, args, options)
     if (s.view.status !== 'ok') throw new ToolCallError(s.view)
     return s.raw
   }
@@ -949,40 +405,8 @@ export class ToolManager {
     args: unknown,
     options?: CallOptions,
   ): Promise<{ readonly result: unknown; readonly outcome: ToolExecutionOutcome; readonly diagnostics: OutcomeDiagnostics }> {
-    const s = await this.settle(name, args, options)
+    const s = await this.admission.settle(name, args, options)
     return { result: s.raw, outcome: outcomeOf(s, toolLabel(name)), diagnostics: s.diagnostics }
-  }
-
-  private settle(name: string, input: unknown, options: CallOptions | undefined): Promise<Settlement> {
-    let admitted: Admission
-    try {
-      admitted = this.admitChecked(name, input, options, 'settlement')
-    } catch (err) {
-      this.reportError('', toolLabel(name), err)
-      admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
-    }
-    if (admitted instanceof Promise) return admitted.then((a) => this.settleAdmitted(name, a))
-    return this.settleAdmitted(name, admitted)
-  }
-
-  private settleAdmitted(name: string, admitted: Call | Early): Promise<Settlement> {
-    if (admitted instanceof Call) {
-      try {
-        return admitted.start() as Promise<Settlement>
-      } catch (err) {
-        this.reportError(admitted.callId, toolLabel(name), err)
-        admitted = { result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options: undefined }
-      }
-    }
-    const { result } = admitted
-    return this.settleEarly(toolLabel(name), admitted.options, result).then((view) => ({
-      view,
-      result,
-      raw: undefined,
-      ran: false,
-      reported: undefined,
-      diagnostics: newDiagnostics(),
-    }))
   }
 
   /**
@@ -1025,248 +449,4 @@ export class ToolManager {
     })
   }
 
-  private nextCallId(): string {
-    return this.idPrefix + ++this.seq
-  }
-
-  private dispatch(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
-    const admitted = this.admitChecked(name, input, options, 'view', textLength)
-    if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
-    if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
-    return this.settleEarly(toolLabel(name), admitted.options, admitted.result)
-  }
-
-  private startView(name: string, admitted: Call | Early): Promise<CallResult> {
-    try {
-      return admitted instanceof Call
-        ? (admitted.start() as Promise<CallResult>)
-        : this.settleEarly(toolLabel(name), admitted.options, admitted.result)
-    } catch (err) {
-      return this.settleEarly(toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
-    }
-  }
-
-  /** `admit` for what a caller passed: a name that is not a string and unreadable options are refused first. */
-  private admitChecked(
-    name: unknown,
-    input: unknown,
-    options: unknown,
-    mode: 'view' | 'settlement',
-    textLength = -1,
-  ): Admission {
-    const opts = readOptions(options)
-    if (opts instanceof ToolResult) return { result: opts, options: undefined }
-    // without a store there is no ledger: a key would promise what nothing keeps
-    if (opts?.idempotencyKey !== undefined && this.durable === undefined) return { result: badOptions('idempotencyKey needs a store (new ToolManager({ store }))'), options: opts }
-    // a store of the app's own that cannot keep owners would leave the call's records unscoped: refused, never silently
-    if (opts?.principal !== undefined && this.durable !== undefined && !this.durable.principals) return { result: badOptions('this store cannot keep principals (its principals flag is not true)'), options: opts }
-    // a store keeps text as UTF-8, where a lone surrogate becomes U+FFFD: the id would be another one on every other instance
-    if (this.durable !== undefined && opts?.callId !== undefined && wellFormed(opts.callId) !== opts.callId) {
-      return { result: badOptions('callId must be well-formed Unicode (no lone surrogate): a store keeps it as UTF-8'), options: undefined }
-    }
-    if (typeof name !== 'string') {
-      return { result: ToolResult.failed(refusalError(REFUSALS.toolNameNotString.code, REFUSALS.toolNameNotString.message)), options: opts }
-    }
-    return this.admit(name, input, opts, mode, textLength)
-  }
-
-  /**
-   * Looks the tool up, validates the input and picks the call id: a call ready to start,
-   * or the result of one that cannot run (with the options its view should use).
-   */
-  private admit(
-    name: string,
-    input: unknown,
-    options: CallOptions | undefined,
-    mode: 'view' | 'settlement',
-    textLength = -1,
-  ): Admission {
-    const entry = this.tools.get(name)
-    if (entry === undefined) {
-      return { result: ToolResult.failed(refusalError('unknown_tool', unknownToolText(clipped(String(name))))), options }
-    }
-    // an input parsed from a short text needs no shape walk before its check (validate.ts)
-    const parsed = textLength < 0 ? undefined : entry.validate.parsed
-    const issues: unknown = parsed === undefined ? entry.validate(input) : parsed(input, textLength)
-    if (issues !== undefined) {
-      // a Standard Schema may validate asynchronously: only then is the check awaited
-      if (isThenable(issues)) return this.admitWhenChecked(issues, entry, input, options, mode)
-      return { result: ToolResult.failed(invalidError(issues as readonly Issue[])), options }
-    }
-    return this.admitValid(entry, input, options, mode)
-  }
-
-  /**
-   * `admit` once an asynchronous validator settled, or the call's timeout or signal ended the
-   * wait (validation-wait.ts). Never rejects: a validator that rejects fails the call.
-   */
-  private admitWhenChecked(
-    validation: PromiseLike<unknown>,
-    entry: ToolEntry,
-    input: unknown,
-    options: CallOptions | undefined,
-    mode: 'view' | 'settlement',
-  ): Promise<Call | Early> {
-    const startedAt = performance.now()
-    const callId = typeof options?.callId === 'string' && !this.validating.has(options.callId) ? options.callId : undefined
-    return new Promise((resolve) => {
-      let ended = false
-      const settle = (value: Call | Early): void => {
-        ended = true
-        if (callId !== undefined) this.validating.delete(callId)
-        resolve(value)
-      }
-      const cut = awaitValidation(validation, options?.timeoutMs ?? entry.timeoutMs, options?.signal, {
-        checked: (issues) => {
-          try {
-            if (issues !== undefined) return settle({ result: ToolResult.failed(invalidError(issues as readonly Issue[])), options })
-            if (callId !== undefined) this.validating.delete(callId)
-            const admitted = this.admitValid(entry, input, options, mode)
-            settle(admitted instanceof Call ? Call.since(admitted, startedAt) : admitted)
-          } catch (err) {
-            this.reportError('', entry.name, err)
-            settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
-          }
-        },
-        failed: (err) => {
-          this.reportError('', entry.name, err)
-          settle({ result: ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), options })
-        },
-        cut: (result) => settle({ result, options }),
-      })
-      // registered only while the wait is on (a signal already aborted ends it at once)
-      if (callId !== undefined && !ended) this.validating.set(callId, { cut, owner: ownerOf(options?.principal) })
-    })
-  }
-
-  /** Picks the call id of a call whose input is valid: a call ready to start, or a refused duplicate id. */
-  private admitValid(entry: ToolEntry, input: unknown, options: CallOptions | undefined, mode: 'view' | 'settlement'): Call | Early {
-    const seq = options?.callId === undefined ? ++this.seq : 0
-    const callId = seq !== 0 ? this.idPrefix + seq : options!.callId!
-    if (seq === 0 && this.inflightCall(callId) !== undefined) {
-      const duplicate = refusalError('duplicate_call_id', duplicateCallIdText(callId))
-      return { result: ToolResult.failed(duplicate), options: undefined }
-    }
-    return new Call(this.host, entry, callId, input, options, mode, undefined, seq)
-  }
-
-  /** A call settled before its body could run. */
-  private settleEarly(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): Promise<CallResult> {
-    return Promise.resolve(this.earlyView(tool, options, result, bug))
-  }
-
-  /** The view of a call that settled before its body could run. `options` are a snapshot from `readOptions`. Never throws. */
-  private earlyView(tool: string, options: CallOptions | undefined, result: ToolResult, bug?: unknown): CallResult {
-    const callId = typeof options?.callId === 'string' ? options.callId : this.nextCallId()
-    const view = viewOf(result, callId)
-    const principal = options?.principal
-    const who = principal === undefined ? undefined : principalRef(principal)
-    try {
-      if (this.listeners.call_start !== undefined) this.emit('call_start', who === undefined ? { callId, tool } : { callId, tool, principal: who })
-      if (this.tracer !== undefined) {
-        const entry = this.tools.get(tool)
-        const span = this.tracer.start(tool, callId, entry?.def.description, undefined, undefined, this.tracer.parentOf(options?.traceContext), who)
-        if (span !== undefined) this.tracer.end(span, result, undefined)
-      }
-      if (bug !== undefined) this.reportError(callId, tool, bug)
-      const entry = this.tools.get(tool)
-      if (entry !== undefined) {
-        // counted as started too, so the in-flight gauge is left as it was
-        this.metricsBuffer.started(entry.metricsId)
-        this.metricsBuffer.settled(entry.metricsId, result, 0)
-      }
-      if (this.listeners.call_end !== undefined) {
-        const now = Date.now()
-        const record = callRecord(callId, tool, result, now, now, 1, this.undos.has(callId), who?.subject)
-        const payload = { callId, tool, status: view.status, statusName: result.statusName(), durationMs: 0, result, view, record }
-        this.emit('call_end', who === undefined ? payload : { ...payload, principal: who })
-      }
-    } catch (err) {
-      // bookkeeping never keeps a call from settling
-      if (err !== bug) this.reportError(callId, tool, err)
-    }
-    return view
-  }
-
-  /** Emits `error` with what was thrown. Never throws, whatever `error` is. */
-  private reportError(callId: string, tool: string, error: unknown): void {
-    if (this.listeners.error === undefined) return
-    const { message, stack } = describeThrown(error)
-    this.emit('error', stack === undefined ? { callId, tool, message, error } : { callId, tool, message, stack, error })
-  }
-
-  /** The in-flight call with exactly this id. */
-  private inflightCall(callId: string): Call | undefined {
-    if (typeof callId !== 'string') return undefined
-    if (callId.startsWith(this.idPrefix)) {
-      const seq = Number(callId.slice(this.idPrefix.length))
-      const call = Number.isSafeInteger(seq) && seq > 0 ? this.slots[seq & (SLOTS - 1)] : undefined
-      // '0x1', '1.0' or ' 1' parse to the same number as '1': only the exact id matches
-      if (call !== undefined && Call.seqOf(call) === seq && call.callId === callId) return call
-    }
-    return this.inflight.get(callId)
-  }
-
-  private track(call: Call): void {
-    if (Call.seqOf(call) !== 0) {
-      const i = Call.seqOf(call) & (SLOTS - 1)
-      if (this.slots[i] === undefined) {
-        this.slots[i] = call
-        return
-      }
-    }
-    this.inflight.set(call.callId, call)
-  }
-
-  private untrack(call: Call): void {
-    if (Call.seqOf(call) !== 0) {
-      const i = Call.seqOf(call) & (SLOTS - 1)
-      if (this.slots[i] === call) {
-        this.slots[i] = undefined
-        return
-      }
-    }
-    this.inflight.delete(call.callId)
-  }
-}
-
-/**
- * The principal an answer (`tm.confirm`, `resume`, `cancel`, `undo`...) is given with: a frozen
- * copy, `undefined` for none (the operator), or what is wrong with it (never read as the operator).
- */
-function answererOf(options: AnswerOptions | undefined): Principal | undefined | string {
-  let value: unknown
-  try {
-    value = options?.principal
-  } catch {
-    return 'principal'
-  }
-  return value === undefined ? undefined : readPrincipal(value)
-}
-
-/** `decision.approvedBy` as records keep it (frozen), `undefined` for none, or what is wrong with it. */
-function approverOf(decision: ConfirmDecision): PrincipalRef | undefined | string {
-  const value: unknown = (decision as ConfirmDecision | undefined)?.approvedBy
-  if (value === undefined) return undefined
-  const { subject, issuer, clientId } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
-  if (typeof subject !== 'string' || subject.length === 0 || typeof issuer !== 'string' || (clientId !== undefined && typeof clientId !== 'string')) {
-    return 'approvedBy must be { subject, issuer, clientId? }'
-  }
-  return principalRef(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
-}
-
-/** What a parked call keeps of its call's options for its continued run; `undefined` when nothing. */
-function keptOptions(
-  timeoutMs: number | undefined,
-  idempotencyKey: string | undefined,
-  traceContext: CallOptions['traceContext'],
-  principal: Principal | undefined,
-): CallOptions | undefined {
-  if (timeoutMs === undefined && idempotencyKey === undefined && traceContext === undefined && principal === undefined) return undefined
-  return { timeoutMs, idempotencyKey, traceContext, ...(principal === undefined ? {} : { principal }) }
-}
-
-/** The options of a confirmed run: the call's, and who approved it (only recorded: the run stays the caller's). */
-function continued(options: CallOptions | undefined, approvedBy: PrincipalRef | undefined): ContinuedOptions | undefined {
-  return approvedBy === undefined ? options : { ...options, approvedBy }
 }

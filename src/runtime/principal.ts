@@ -115,3 +115,28 @@ export function principalRef(principal: Principal | PrincipalRef): PrincipalRef 
   if (principal.clientId !== undefined) ref.clientId = principal.clientId
   return Object.freeze(ref)
 }
+
+/**
+ * The principal an answer (`tm.confirm`, `resume`, `cancel`, `undo`...) is given with: a frozen
+ * copy, `undefined` for none (the operator), or what is wrong with it (never read as the operator).
+ */
+export function answererOf(options: { readonly principal?: unknown } | undefined): Principal | undefined | string {
+  let value: unknown
+  try {
+    value = options?.principal
+  } catch {
+    return 'principal'
+  }
+  return value === undefined ? undefined : readPrincipal(value)
+}
+
+/** `decision.approvedBy` as records keep it (frozen), `undefined` for none, or what is wrong with it. */
+export function approverOf(decision: { readonly approvedBy?: unknown } | undefined): PrincipalRef | undefined | string {
+  const value: unknown = decision?.approvedBy
+  if (value === undefined) return undefined
+  const { subject, issuer, clientId } = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
+  if (typeof subject !== 'string' || subject.length === 0 || typeof issuer !== 'string' || (clientId !== undefined && typeof clientId !== 'string')) {
+    return 'approvedBy must be { subject, issuer, clientId? }'
+  }
+  return principalRef(clientId === undefined ? { subject, issuer } : { subject, issuer, clientId })
+}

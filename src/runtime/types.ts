@@ -214,3 +214,24 @@ export type ContinuationBody = (ctx: ToolContext) => unknown
 export interface ContinuedOptions extends CallOptions {
   readonly approvedBy?: PrincipalRef
 }
+
+/** The manager's event listeners as its modules use them (events.ts). */
+export interface ManagerEvents {
+  readonly listeners: { readonly [E in ToolEventName]: readonly unknown[] | undefined }
+  emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
+  /** Emits `error` with what was thrown. Never throws. */
+  reportError(callId: string, tool: string, error: unknown): void
+}
+
+/** What the manager's modules share of it (manager.ts builds it), so that none imports manager.ts. */
+export interface ManagerState {
+  /** The registered tools by name. */
+  readonly tools: ReadonlyMap<string, ToolEntry>
+  readonly events: ManagerEvents
+  readonly tracer: CallTracer | undefined
+  readonly metrics: MetricsBuffer
+  /** A new generated call id (for a call settled early without one). */
+  nextCallId(): string
+  /** Whether a closure undo is registered in this process under `callId`. */
+  hasUndo(callId: string): boolean
+}
