@@ -146,6 +146,18 @@ for (const impl of impls) {
       })
     })
 
+    it("begin holds a new key with the caller's token when it gives one, else with one the store draws", async () => {
+      await withStores(impl, async (open) => {
+        const s = await open()
+        expect(await s.begin('k1', 'h', { callId: 'c1', token: 'drawn-by-the-caller' })).toEqual({ state: 'new', token: 'drawn-by-the-caller' })
+        expect(await s.settle('k1', 'drawn-by-the-caller', { ok: true })).toBe(true)
+        const drawn = await s.begin('k2', 'h', { callId: 'c2' })
+        expect(drawn.state === 'new' && drawn.token.length).toBe(22)
+        // a key already taken answers as before, whatever token is given
+        expect(await s.begin('k1', 'h', { callId: 'c3', token: 'another' })).toEqual({ state: 'settled', callId: 'c1', result: { ok: true } })
+      })
+    })
+
     it('a closed store rejects with store_unavailable and writes nothing', async () => {
       await withStores(impl, async (open) => {
         const s = await open()

@@ -11,7 +11,7 @@ import { ToolResult } from '../../core/result.js'
 import type { JsonValue } from '../../core/types.js'
 import type { CallResult } from '../../core/view.js'
 import { describeThrown, when } from '../normalize.js'
-import { randomId } from '../store/codec.js'
+import { randomIdPair } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
 import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
@@ -90,14 +90,21 @@ export class Ledger {
     const tool = entry.name
     if (key === undefined && entry.def.hints?.idempotent === true) return PASS
     const host = this.ctx.host
-    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key, principal === undefined ? undefined : principalKey(principal))
+    // a key of the call's own and its token: one draw of the CSPRNG for both (a caller's key: the store draws the token)
+    let lk: string
+    let token: string | undefined
+    if (key === undefined) {
+      const [suffix, drawn] = randomIdPair()
+      lk = ledgerKey('c', tool, `${callId}\u0000${suffix}`)
+      token = drawn
+    } else lk = ledgerKey('k', tool, key, principal === undefined ? undefined : principalKey(principal))
     // who began the run (never the scopes), for the evidence of a run a crash leaves unknown
     const by = principal === undefined ? undefined : principalRef(principal)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
       // the input is kept with the key, redacted as evidence records are, so that a run reported
       // as outcome unknown says which action to verify (never a sensitive field's value)
-      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive), ...(by === undefined ? {} : { principal: by }) }
+      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive), ...(by === undefined ? {} : { principal: by }), ...(token === undefined ? {} : { token }) }
       begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), options)
       // after a key rotation, a row may hold the input's hash under another key of the list: the
       // same input then matches one of those (a row that matches none is a real mismatch)

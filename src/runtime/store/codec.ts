@@ -36,6 +36,15 @@ export function inputHash(value: unknown): string {
 /** A new id: `prefix` then 128 random bits from the system's CSPRNG, base64url (22 characters). */
 export { randomId } from '../../core/ids.js'
 
+/**
+ * Two ids as {@link randomId} makes them (128 random bits each, base64url) from one draw of the
+ * CSPRNG: a call's own ledger key and its token cost one draw instead of two.
+ */
+export function randomIdPair(): readonly [string, string] {
+  const bytes = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32)).buffer)
+  return [bytes.toString('base64url', 0, 16), bytes.toString('base64url', 16, 32)]
+}
+
 /** An AES-256 key: 32 bytes, or their base64 / hex text. */
 export type StoreKey = Uint8Array | string
 

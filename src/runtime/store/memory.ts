@@ -173,7 +173,7 @@ export class MemoryStore implements ToolStore {
     const now = this.now()
     const row = this.ledger.get(key)
     if (row === undefined) {
-      const token = randomId()
+      const token = options.token ?? randomId()
       const leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
       const principal = options.principal ?? null
       this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null, input: options.input ?? null, principal })

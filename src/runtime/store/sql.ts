@@ -362,7 +362,7 @@ export class SqlStore implements ToolStore {
 
   async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
     const now = this.now()
-    const token = randomId()
+    const token = options.token ?? randomId()
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
     const taken = await this.all(
       `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at, input, principal)

@@ -118,6 +118,11 @@ export interface BeginOptions {
   readonly input?: JsonValue
   /** Who began the run (subject, issuer, client; never the scopes), for the evidence of a run reported as outcome unknown. */
   readonly principal?: PrincipalRef
+  /**
+   * The token a new key is held with (`begin` answers it), when the caller drew one already (a
+   * random id); default: one the store draws. A store of the app's own may ignore it: the answer's token is the one to settle with.
+   */
+  readonly token?: string
 }
 
 /** What `sweep` settled as outcome unknown: ledger keys and parked calls whose lease ran out. */
