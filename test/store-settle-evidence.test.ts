@@ -218,3 +218,58 @@ describe.skipIf(sqlite.skip)('sqlite store: settleWithEvidence and the lock', ()
     }
   })
 })
+
+describe('the evidence half of a store (evidenceOf) and settleWithEvidence', () => {
+  it('offers the one-commit settlement only for a store that has it, tracked by flush as an append is', async () => {
+    const { MemoryStore, evidenceOf } = await import('../src/runtime/store/index.js')
+    const { settlerOf } = await import('../src/runtime/store/evidence.js')
+    const store = new MemoryStore()
+    const evidence = evidenceOf(store)
+    const settle = settlerOf(evidence)!
+    expect(settle).toBeTypeOf('function')
+    const b = await store.begin('k', 'h', { callId: 'c' })
+    expect(b.state === 'new' && (await settle('k', b.token, { ok: true }, record('c')))).toBe(true)
+    expect(await evidence.readAll!()).toEqual([record('c')])
+    await evidence.flush!()
+    // a failure is the flush's too, once
+    await store.close()
+    await expect(settle('k', 'x', null, record('d'))).rejects.toBeInstanceOf(StoreUnavailableError)
+    await expect(evidence.flush!()).rejects.toBeInstanceOf(StoreUnavailableError)
+    await evidence.flush!()
+    // a store of the app's own without it: the two calls
+    const { settleWithEvidence: _omitted, ...own } = Object.fromEntries(
+      Object.getOwnPropertyNames(MemoryStore.prototype).map((name) => [name, (MemoryStore.prototype as unknown as Record<string, unknown>)[name]]),
+    )
+    void _omitted
+    expect(settlerOf(evidenceOf({ ...own, kind: 'own' } as unknown as ToolStore))).toBeUndefined()
+    expect(settlerOf(undefined)).toBeUndefined()
+  })
+
+  it('reports as Ledger.settle and a failed append report: a key no longer in flight, a store failure', async () => {
+    const { MemoryStore, evidenceOf } = await import('../src/runtime/store/index.js')
+    const { settlerOf } = await import('../src/runtime/store/evidence.js')
+    const { settleWithEvidence } = await import('../src/runtime/durable/ledger.js')
+    const { ToolResult } = await import('../src/core/result.js')
+    const store = new MemoryStore()
+    const settle = settlerOf(evidenceOf(store))!
+    const errors: unknown[] = []
+    const evidenceErrors: unknown[] = []
+    const reports = { reportError: (_c: string, _t: string, err: unknown) => errors.push(err), evidenceFailed: (err: unknown) => evidenceErrors.push(err) }
+    const b = await store.begin('k', 'h', { callId: 'c' })
+    if (b.state !== 'new') throw new Error('expected new')
+    const ticket = { key: 'k', token: b.token, keyed: false }
+    await settleWithEvidence(settle, ticket, ToolResult.fromData({ done: true }), record('c'), 'c', 'pay', reports)
+    expect(await store.begin('k', 'h', { callId: 'x' })).toMatchObject({ state: 'settled', callId: 'c', result: { status: ToolResult.fromData({ done: true }).statusName() } })
+    expect(errors).toEqual([])
+    // settled already (its lease ran out meanwhile, say): reported, the record written
+    await settleWithEvidence(settle, ticket, ToolResult.fromData({ done: true }), record('c2'), 'c', 'pay', reports)
+    expect(errors).toHaveLength(1)
+    expect(String(errors[0])).toContain('lease ran out')
+    expect(await store.readEvidence()).toEqual([record('c'), record('c2')])
+    await store.close()
+    await settleWithEvidence(settle, ticket, ToolResult.fromData({ done: true }), record('c3'), 'c', 'pay', reports)
+    expect(errors).toHaveLength(2)
+    expect(errors[1]).toBeInstanceOf(StoreUnavailableError)
+    expect(evidenceErrors).toEqual([errors[1]])
+  })
+})

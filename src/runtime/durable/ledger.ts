@@ -15,7 +15,8 @@ import { randomIdPair } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
 import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
-import { evidenceIdentity } from '../../observe/evidence.js'
+import { evidenceIdentity, type EvidenceRecord } from '../../observe/evidence.js'
+import type { SettleWithEvidence } from '../store/evidence.js'
 import {
   describe,
   IDEMPOTENCY_IN_FLIGHT,
@@ -66,6 +67,50 @@ export function recordedResult(recorded: JsonValue): ToolResult | undefined {
 /** A replayed view: the recorded result's view with `replayed: true`, deeply frozen. */
 export function replayedView(view: CallResult): CallResult {
   return toFrozenJson({ ...view, replayed: true }) as unknown as CallResult
+}
+
+/** What a settled key records of its run's result: the whole result for a caller's key, the status otherwise. */
+function recordedOf(ticket: LedgerTicket, result: ToolResult): JsonValue {
+  try {
+    return ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
+  } catch {
+    return { status: result.statusName() }
+  }
+}
+
+/** A settle that found its key no longer in flight. */
+const leaseRanOut = (): Error => new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)')
+
+/** Where {@link settleWithEvidence} reports. */
+export interface SettleReports {
+  /** The ledger's failure (an `error` event), as `Ledger.settle` reports it. */
+  readonly reportError: (callId: string, tool: string, err: unknown) => void
+  /** The evidence's failure (an `evidence_error` event), as a failed `append` is reported. */
+  readonly evidenceFailed: (err: unknown) => void
+}
+
+/**
+ * `Ledger.settle` and the evidence `append` of a call in one commit, through the evidence half
+ * of the store (`settlerOf`, store/evidence.ts): what the two leave, reported as they report it.
+ * A failure leaves neither and is reported twice (the ledger's `error` and `evidence_error`); a
+ * key no longer in flight (its lease ran out) is reported as `Ledger.settle` reports it, and its
+ * record is written. Never rejects.
+ */
+export async function settleWithEvidence(
+  settle: SettleWithEvidence,
+  ticket: LedgerTicket,
+  result: ToolResult,
+  record: EvidenceRecord,
+  callId: string,
+  tool: string,
+  reports: SettleReports,
+): Promise<void> {
+  try {
+    if (!(await settle(ticket.key, ticket.token, recordedOf(ticket, result), record))) reports.reportError(callId, tool, leaseRanOut())
+  } catch (err) {
+    reports.reportError(callId, tool, err)
+    reports.evidenceFailed(err)
+  }
 }
 
 const PASS: LedgerGate = Object.freeze({ run: true, ticket: undefined })
@@ -148,15 +193,7 @@ export class Ledger {
   async settle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void> {
     const host = this.ctx.host
     try {
-      let recorded: JsonValue
-      try {
-        recorded = ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
-      } catch {
-        recorded = { status: result.statusName() }
-      }
-      if (!(await this.ctx.store.settle(ticket.key, ticket.token, recorded))) {
-        host.reportError(callId, tool, new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)'))
-      }
+      if (!(await this.ctx.store.settle(ticket.key, ticket.token, recordedOf(ticket, result)))) host.reportError(callId, tool, leaseRanOut())
     } catch (err) {
       host.reportError(callId, tool, err)
     }
