@@ -21,8 +21,21 @@
 // Every candidate runs in every round, the order rotating from round to round; a figure is the
 // median µs per call over the rounds. The ratio is to the same kind of call without a store
 // (for idempotencyKey: to the idempotent call without a store).
+//
+// Floors (issue #24, target T8): for SQLite (synchronous = FULL, the store's default) and
+// PostgreSQL, hand-written code that does what a non-idempotent call must (parse and validate the
+// arguments, run the body, write the same rows to the store's own tables with the same statements)
+// and nothing else:
+// - floor, same writes: the ledger INSERT before the body, then the ledger UPDATE and the evidence
+//   INSERT, each its own commit (what toolwire writes per call);
+// - floor, batched: the ledger INSERT, then UPDATE + evidence INSERT in one commit (SQLite: one
+//   transaction; PostgreSQL: one statement of two CTEs): the least writes the guarantees need (the
+//   in-flight row must be durable before the body runs).
+// T8 = toolwire's non-idempotent call ÷ the batched floor, the median of the per-round ratios.
+// scripts/postgres.sh starts the server with fsync=off (commits then cost no disk flush); start it
+// with TOOLWIRE_PG_FSYNC=on to measure the flushes. The bench prints which it measured.
 // Uses the built package (dist/), as an installed user would: run `npm run build:ts` first.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,6 +43,7 @@ import { performance } from 'node:perf_hooks'
 import { ToolManager } from '../dist/index.js'
 import { MemoryStore, openPostgresStore, openSqliteStore, randomId } from '../dist/store.js'
 import { argsText, echoSchema, makeEcho, TOOL_DESCRIPTION, TOOL_NAME } from './workload.mjs'
+import { pgFloor, sqliteFloor } from './store-floors.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const quick = process.argv.includes('--quick')
@@ -110,6 +124,17 @@ for (const s of STORES) {
   }
 }
 
+// ---- the floors (T8)
+const floors = [await sqliteFloor(join(dir, 'floor.db'))]
+if (PG_URL !== undefined) floors.push(await pgFloor(PG_URL, `${pgSchema}_floor`))
+for (const f of floors) {
+  for (const kind of ['same writes', 'batched']) {
+    const v = await f.call(kind)
+    expect(v.status === 'ok' && v.data?.echoed === 'hellohellohello', `${f.store} floor ${kind}: ${JSON.stringify(v)}`)
+    candidates.push({ store: f.store, kind: `floor, ${kind}`, fn: () => f.call(kind), times: [] })
+  }
+}
+
 for (const c of candidates) c.n = await calibrate(c.fn)
 for (let r = 0; r < ROUNDS; r++) {
   // rotate the order each round so that no candidate always runs right after the same one
@@ -132,19 +157,54 @@ for (const s of STORES) {
   }
 }
 
+// T8: toolwire's non-idempotent call ÷ the batched floor, per round (the two ran in the same round)
+const t8 = []
+for (const f of floors) {
+  const tm = candidates.find((x) => x.store === f.store && x.kind === 'non-idempotent')
+  const same = candidates.find((x) => x.store === f.store && x.kind === 'floor, same writes')
+  const batched = candidates.find((x) => x.store === f.store && x.kind === 'floor, batched')
+  const perRound = (c) => c.times.map((t, r) => tm.times[r] / t)
+  t8.push({
+    store: f.store,
+    durability: f.durability,
+    tm: Number(median(tm.times).toFixed(1)),
+    sameWrites: Number(median(same.times).toFixed(1)),
+    batched: Number(median(batched.times).toFixed(1)),
+    ratioSameWrites: Number(median(perRound(same)).toFixed(2)),
+    ratio: Number(median(perRound(batched)).toFixed(2)),
+  })
+}
+
 const cell = (r) => (r.us === null ? 'refused'.padStart(17) : `${r.us.toFixed(1).padStart(8)} µs ${`${r.ratio.toFixed(1)}×`.padStart(6)}`)
 console.log(`\n=== A call with a store against one without: tm.callJson of the echo tool, µs per call (ratio to no store), median of ${ROUNDS} rounds (node ${process.version})`)
 console.log(`store     ${KINDS.map((k) => k.padStart(17)).join('  ')}`)
 for (const s of STORES) console.log(`${s.name.padEnd(9)} ${KINDS.map((k) => cell(rows.find((r) => r.store === s.name && r.kind === k))).join('  ')}`)
 if (PG_URL === undefined) console.log('postgres  skipped (TOOLWIRE_PG_URL is not set)')
+console.log(`\n=== T8: a non-idempotent call against hand-written floors, µs per call (median of ${ROUNDS} rounds); ratios are medians of per-round ratios`)
+console.log(`store     ${'durability'.padEnd(28)} ${'toolwire'.padStart(9)} ${'floor, same writes'.padStart(19)} ${'floor, batched'.padStart(15)}  ${'÷ same'.padStart(7)}  ${'T8 (÷ batched)'.padStart(14)}`)
+for (const t of t8) {
+  console.log(
+    `${t.store.padEnd(9)} ${t.durability.padEnd(28)} ${t.tm.toFixed(1).padStart(9)} ${t.sameWrites.toFixed(1).padStart(19)} ${t.batched.toFixed(1).padStart(15)}  ${`${t.ratioSameWrites.toFixed(2)}×`.padStart(7)}  ${`${t.ratio.toFixed(2)}×`.padStart(14)}`,
+  )
+}
+const loadavg = (() => {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').trim()
+  } catch {
+    return null
+  }
+})()
+if (loadavg !== null) console.log(`load average ${loadavg}`)
 
 for (const store of opened) await store.close()
+for (const f of floors) await f.close()
 rmSync(dir, { recursive: true, force: true })
 if (PG_URL !== undefined) {
   const { default: pg } = await import('pg')
   const client = new pg.Client({ connectionString: PG_URL })
   await client.connect()
   await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`)
+  await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}_floor" CASCADE`)
   await client.end()
 }
 
@@ -152,7 +212,7 @@ const out = join(HERE, 'results', quick ? 'store-quick.json' : 'store.json')
 mkdirSync(dirname(out), { recursive: true })
 writeFileSync(
   out,
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rounds: ROUNDS, postgres: PG_URL !== undefined, unit: 'µs per call (median)', rows }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rounds: ROUNDS, postgres: PG_URL !== undefined, loadavg, unit: 'µs per call (median)', rows, t8 }, null, 2)}\n`,
 )
 console.log(`wrote ${relative(resolve(HERE, '..'), out)}`)
 process.exit(0)

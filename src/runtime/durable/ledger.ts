@@ -11,11 +11,12 @@ import { ToolResult } from '../../core/result.js'
 import type { JsonValue } from '../../core/types.js'
 import type { CallResult } from '../../core/view.js'
 import { describeThrown, when } from '../normalize.js'
-import { randomId } from '../store/codec.js'
+import { randomIdPair } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
 import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
-import { evidenceIdentity } from '../../observe/evidence.js'
+import { evidenceIdentity, type EvidenceRecord } from '../../observe/evidence.js'
+import type { SettleWithEvidence } from '../store/evidence.js'
 import {
   describe,
   IDEMPOTENCY_IN_FLIGHT,
@@ -68,6 +69,50 @@ export function replayedView(view: CallResult): CallResult {
   return toFrozenJson({ ...view, replayed: true }) as unknown as CallResult
 }
 
+/** What a settled key records of its run's result: the whole result for a caller's key, the status otherwise. */
+function recordedOf(ticket: LedgerTicket, result: ToolResult): JsonValue {
+  try {
+    return ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
+  } catch {
+    return { status: result.statusName() }
+  }
+}
+
+/** A settle that found its key no longer in flight. */
+const leaseRanOut = (): Error => new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)')
+
+/** Where {@link settleWithEvidence} reports. */
+export interface SettleReports {
+  /** The ledger's failure (an `error` event), as `Ledger.settle` reports it. */
+  readonly reportError: (callId: string, tool: string, err: unknown) => void
+  /** The evidence's failure (an `evidence_error` event), as a failed `append` is reported. */
+  readonly evidenceFailed: (err: unknown) => void
+}
+
+/**
+ * `Ledger.settle` and the evidence `append` of a call in one commit, through the evidence half
+ * of the store (`settlerOf`, store/evidence.ts): what the two leave, reported as they report it.
+ * A failure leaves neither and is reported twice (the ledger's `error` and `evidence_error`); a
+ * key no longer in flight (its lease ran out) is reported as `Ledger.settle` reports it, and its
+ * record is written. Never rejects.
+ */
+export async function settleWithEvidence(
+  settle: SettleWithEvidence,
+  ticket: LedgerTicket,
+  result: ToolResult,
+  record: EvidenceRecord,
+  callId: string,
+  tool: string,
+  reports: SettleReports,
+): Promise<void> {
+  try {
+    if (!(await settle(ticket.key, ticket.token, recordedOf(ticket, result), record))) reports.reportError(callId, tool, leaseRanOut())
+  } catch (err) {
+    reports.reportError(callId, tool, err)
+    reports.evidenceFailed(err)
+  }
+}
+
 const PASS: LedgerGate = Object.freeze({ run: true, ticket: undefined })
 
 /** The ledger and the sweeps of a manager with a store. */
@@ -90,14 +135,21 @@ export class Ledger {
     const tool = entry.name
     if (key === undefined && entry.def.hints?.idempotent === true) return PASS
     const host = this.ctx.host
-    const lk = key === undefined ? ledgerKey('c', tool, `${callId}\u0000${randomId()}`) : ledgerKey('k', tool, key, principal === undefined ? undefined : principalKey(principal))
+    // a key of the call's own and its token: one draw of the CSPRNG for both (a caller's key: the store draws the token)
+    let lk: string
+    let token: string | undefined
+    if (key === undefined) {
+      const [suffix, drawn] = randomIdPair()
+      lk = ledgerKey('c', tool, `${callId}\u0000${suffix}`)
+      token = drawn
+    } else lk = ledgerKey('k', tool, key, principal === undefined ? undefined : principalKey(principal))
     // who began the run (never the scopes), for the evidence of a run a crash leaves unknown
     const by = principal === undefined ? undefined : principalRef(principal)
     let begun: Awaited<ReturnType<ToolStore['begin']>>
     try {
       // the input is kept with the key, redacted as evidence records are, so that a run reported
       // as outcome unknown says which action to verify (never a sensitive field's value)
-      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive), ...(by === undefined ? {} : { principal: by }) }
+      const options = { callId, leaseMs: this.ctx.leaseMs, input: redact(input, entry.sensitive), ...(by === undefined ? {} : { principal: by }), ...(token === undefined ? {} : { token }) }
       begun = await this.ctx.store.begin(lk, key === undefined ? '' : this.ctx.hashInput(input, entry.sensitive), options)
       // after a key rotation, a row may hold the input's hash under another key of the list: the
       // same input then matches one of those (a row that matches none is a real mismatch)
@@ -141,15 +193,7 @@ export class Ledger {
   async settle(ticket: LedgerTicket, result: ToolResult, callId: string, tool: string): Promise<void> {
     const host = this.ctx.host
     try {
-      let recorded: JsonValue
-      try {
-        recorded = ticket.keyed ? { wire: result.toJSON() as unknown as JsonValue } : { status: result.statusName() }
-      } catch {
-        recorded = { status: result.statusName() }
-      }
-      if (!(await this.ctx.store.settle(ticket.key, ticket.token, recorded))) {
-        host.reportError(callId, tool, new Error('toolwire: the ledger key was settled as outcome unknown before this run finished (its lease ran out)'))
-      }
+      if (!(await this.ctx.store.settle(ticket.key, ticket.token, recordedOf(ticket, result)))) host.reportError(callId, tool, leaseRanOut())
     } catch (err) {
       host.reportError(callId, tool, err)
     }

@@ -4,7 +4,7 @@
  * and, when the app gives a key, sealed whole with AES-256-GCM so that another process can
  * run the call with the real input.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomFillSync } from 'node:crypto'
 import { redact } from '../../core/redact.js'
 import { toFrozenJson } from '../../core/json.js'
 import type { JsonValue } from '../../core/types.js'
@@ -35,6 +35,25 @@ export function inputHash(value: unknown): string {
 
 /** A new id: `prefix` then 128 random bits from the system's CSPRNG, base64url (22 characters). */
 export { randomId } from '../../core/ids.js'
+
+/** Bytes of the CSPRNG drawn ahead for {@link randomIdPair}, each handed out once (as Node.js's own `randomUUID` does). */
+const pool = Buffer.alloc(32 * 128)
+let pooled = pool.length
+
+/**
+ * Two ids as {@link randomId} makes them (128 random bits each, base64url), for a call's own
+ * ledger key and its token. The bytes come from the system's CSPRNG, drawn 128 pairs at a time
+ * (a draw costs several µs; each byte is used once).
+ */
+export function randomIdPair(): readonly [string, string] {
+  if (pooled === pool.length) {
+    randomFillSync(pool)
+    pooled = 0
+  }
+  const at = pooled
+  pooled += 32
+  return [pool.toString('base64url', at, at + 16), pool.toString('base64url', at + 16, at + 32)]
+}
 
 /** An AES-256 key: 32 bytes, or their base64 / hex text. */
 export type StoreKey = Uint8Array | string

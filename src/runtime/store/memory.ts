@@ -173,7 +173,7 @@ export class MemoryStore implements ToolStore {
     const now = this.now()
     const row = this.ledger.get(key)
     if (row === undefined) {
-      const token = randomId()
+      const token = options.token ?? randomId()
       const leaseUntil = options.leaseMs === undefined ? null : now + options.leaseMs
       const principal = options.principal ?? null
       this.ledger.set(key, { inputHash, callId: options.callId, startedAt: now, state: 'in_flight', token, leaseUntil, result: null, input: options.input ?? null, principal })
@@ -192,11 +192,24 @@ export class MemoryStore implements ToolStore {
 
   async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
     this.open()
+    return this.settleNow(key, token, result)
+  }
+
+  /** {@link settle}, synchronously. */
+  private settleNow(key: string, token: string, result: JsonValue): boolean {
     const row = this.ledger.get(key)
     if (row === undefined || row.state !== 'in_flight' || row.token !== token) return false
     row.state = 'settled'
     row.result = result
     return true
+  }
+
+  async settleWithEvidence(key: string, token: string, result: JsonValue, record: EvidenceRecord): Promise<boolean> {
+    this.open()
+    const at = this.now() // read before either write: a clock that throws leaves neither
+    const settled = this.settleNow(key, token, result)
+    this.evidence.push({ record, at })
+    return settled
   }
 
   async release(key: string, token: string): Promise<boolean> {

@@ -5,7 +5,7 @@
  * winner across connections, pools and machines. `pg` is loaded when a store is opened,
  * never by `toolwire` itself.
  */
-import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
+import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam, type SqlStatement } from './sql.js'
 import { passwordsOf } from '../../core/passwords.js'
 import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
@@ -69,6 +69,13 @@ class PgDriver implements SqlDriver {
 
   async run(sql: string, params: readonly SqlParam[]): Promise<number> {
     return (await this.pool.query(this.text(sql), [...params])).rowCount ?? 0
+  }
+
+  async both(first: SqlStatement, second: SqlStatement): Promise<number> {
+    // one statement: one round trip, one commit; both CTEs run whatever the first changed
+    const sql = `WITH first AS (${first.sql} RETURNING 1), second AS (${second.sql}) SELECT count(*) AS n FROM first`
+    const { rows } = await this.pool.query(this.text(sql), [...first.params, ...second.params])
+    return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0)
   }
 
   isConflict(err: unknown): boolean {

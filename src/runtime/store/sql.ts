@@ -2,16 +2,17 @@
  * The SQL stores (SQLite and PostgreSQL) share their statements: every method is one
  * statement, and each state change is a conditional `UPDATE … RETURNING`, `INSERT … ON
  * CONFLICT DO NOTHING RETURNING` or `DELETE … RETURNING`, which the database runs atomically
- * whatever the number of connections. JSON values are stored as their JSON text.
+ * whatever the number of connections. JSON values are stored as their JSON text. One method
+ * writes twice: `settleWithEvidence`, the ledger's settle and an evidence row in one commit.
  *
- * Migrations are versioned: `toolwire_meta` holds the schema version; a store applies the
- * migrations it knows above that version, in one transaction under the driver's write lock,
- * and refuses to open a schema newer than the newest it knows.
+ * Migrations are versioned (sql-schema.ts): `toolwire_meta` holds the schema version; a store
+ * applies the migrations it knows above that version, in one transaction under the driver's
+ * write lock, and refuses to open a schema newer than the newest it knows.
  */
 import type { JsonValue } from '../../core/types.js'
 import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
-import { SqlTaskStore, taskTableStatements } from './tasks-sql.js'
+import { SqlTaskStore } from './tasks-sql.js'
 import type { TaskStore } from './tasks.js'
 import type { PrincipalRef } from '../principal.js'
 import {
@@ -38,7 +39,9 @@ import {
 } from './types.js'
 
 import type { Row, SqlParam } from './sql-types.js'
+import type { Dialect } from './sql-schema.js'
 export type { Row, SqlParam } from './sql-types.js'
+export { SCHEMA_VERSION, migrations, type Dialect, type Migration } from './sql-schema.js'
 
 /** What the shared store needs of a database: statements with `?` placeholders. */
 export interface SqlDriver {
@@ -46,89 +49,22 @@ export interface SqlDriver {
   all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]>
   /** Runs a statement; rows it changed. */
   run(sql: string, params: readonly SqlParam[]): Promise<number>
+  /**
+   * Runs two writes as one: one transaction, one commit (SQLite: `BEGIN IMMEDIATE`, both,
+   * `COMMIT`; PostgreSQL: one statement of two CTEs). Either both happen or neither does.
+   * `first` is an `UPDATE` or `DELETE` without `RETURNING`. Resolves with the rows `first` changed.
+   */
+  both(first: SqlStatement, second: SqlStatement): Promise<number>
   /** Whether an error is a unique-key violation. */
   isConflict(err: unknown): boolean
   close(): Promise<void>
 }
 
-
-/** One schema version: the statements that bring the schema from the version before to this one. */
-export interface Migration {
-  readonly version: number
-  readonly statements: readonly string[]
+/** A statement with `?` placeholders and its parameters. */
+export interface SqlStatement {
+  readonly sql: string
+  readonly params: readonly SqlParam[]
 }
-
-/** Both dialects' column types for one migration. */
-export interface Dialect {
-  /** A 64-bit integer column. */
-  readonly int: string
-  /** An integer column the database numbers in insertion order. */
-  readonly serial: string
-  /** The expression that orders parked calls oldest first. */
-  readonly order: string
-  /** The database's clock, epoch ms (only to date rows written before schema 2). */
-  readonly nowMs: string
-}
-
-/** The migrations, in order; the last one's version is the newest schema this toolwire knows. */
-export function migrations(d: Dialect): readonly Migration[] {
-  return [
-    {
-      version: 1,
-      statements: [
-        `CREATE TABLE toolwire_parked (
-          id TEXT PRIMARY KEY, kind TEXT NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
-          input TEXT NOT NULL, sealed TEXT, redacted ${d.int} NOT NULL, input_hash TEXT NOT NULL,
-          data TEXT NOT NULL, state TEXT NOT NULL, fence ${d.int} NOT NULL, expires_at ${d.int},
-          lease_until ${d.int}, created_at ${d.int} NOT NULL, updated_at ${d.int} NOT NULL, seq ${d.serial})`,
-        `CREATE INDEX toolwire_parked_state ON toolwire_parked (state, seq)`,
-        `CREATE TABLE toolwire_undo (
-          call_id TEXT PRIMARY KEY, tool TEXT NOT NULL, payload TEXT NOT NULL, created_at ${d.int} NOT NULL)`,
-        `CREATE TABLE toolwire_evidence (
-          seq ${d.serial} PRIMARY KEY, call_id TEXT NOT NULL, tool TEXT NOT NULL, record TEXT NOT NULL)`,
-        `CREATE TABLE toolwire_ledger (
-          key TEXT PRIMARY KEY, input_hash TEXT NOT NULL, call_id TEXT NOT NULL, state TEXT NOT NULL,
-          token TEXT NOT NULL, lease_until ${d.int}, started_at ${d.int} NOT NULL, result TEXT)`,
-        `CREATE INDEX toolwire_ledger_state ON toolwire_ledger (state)`,
-      ],
-    },
-    {
-      // retention (prune): evidence rows get the time they were written; older rows are dated now
-      version: 2,
-      statements: [
-        `ALTER TABLE toolwire_evidence ADD COLUMN created_at ${d.int}`,
-        `UPDATE toolwire_evidence SET created_at = ${d.nowMs} WHERE created_at IS NULL`,
-        `CREATE INDEX toolwire_evidence_created ON toolwire_evidence (created_at)`,
-      ],
-    },
-    {
-      // the ledger keeps the call's input (sensitive fields redacted, JSON text), so that a run
-      // reported as outcome unknown says which action to verify; older rows have none (NULL)
-      version: 3,
-      statements: [`ALTER TABLE toolwire_ledger ADD COLUMN input TEXT`],
-    },
-    {
-      // tasks of the MCP tasks extension, keyed by the SHA-256 of their id (tasks-sql.ts)
-      version: 4,
-      statements: taskTableStatements(d.int),
-    },
-    {
-      // principals (issue 23): who owns a parked call or an undo (the principal's key; NULL: made
-      // without a principal, unscoped), who began a ledger run (JSON), whose evidence a record is
-      version: 5,
-      statements: [
-        `ALTER TABLE toolwire_parked ADD COLUMN owner TEXT`,
-        `ALTER TABLE toolwire_undo ADD COLUMN owner TEXT`,
-        `ALTER TABLE toolwire_ledger ADD COLUMN principal TEXT`,
-        `ALTER TABLE toolwire_evidence ADD COLUMN subject TEXT`,
-        `CREATE INDEX toolwire_evidence_subject ON toolwire_evidence (subject, created_at)`,
-      ],
-    },
-  ]
-}
-
-/** The newest schema version this toolwire knows. */
-export const SCHEMA_VERSION = 5
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
@@ -215,6 +151,22 @@ function subjectOf(record: EvidenceRecord): string | null {
 function undoOf(r: Row): UndoEntry {
   const callId = String(r.call_id)
   return Object.freeze({ callId, tool: String(r.tool), payload: json('toolwire_undo', callId, 'payload', r.payload), createdAt: num(r.created_at), ...owned(textOrNull(r.owner)) })
+}
+
+/** The ledger's settle: in flight → settled with `result`, only for the holder of `token` (an `UPDATE`, no `RETURNING`). */
+function ledgerSettle(key: string, token: string, result: JsonValue): SqlStatement {
+  return {
+    sql: `UPDATE toolwire_ledger SET state = 'settled', result = ?, lease_until = NULL WHERE key = ? AND token = ? AND state = 'in_flight'`,
+    params: [JSON.stringify(result), key, token],
+  }
+}
+
+/** One evidence row, written at `now`. */
+function evidenceInsert(record: EvidenceRecord, now: number): SqlStatement {
+  return {
+    sql: `INSERT INTO toolwire_evidence (call_id, tool, record, created_at, subject) VALUES (?, ?, ?, ?, ?)`,
+    params: [record.callId, record.tool, JSON.stringify(record), now, subjectOf(record)],
+  }
 }
 
 const PARKED_COLUMNS = 'id, kind, call_id, tool, input, sealed, redacted, input_hash, data, state, fence, expires_at, created_at, updated_at, owner'
@@ -391,13 +343,8 @@ export class SqlStore implements ToolStore {
   }
 
   async appendEvidence(record: EvidenceRecord): Promise<void> {
-    await this.run(`INSERT INTO toolwire_evidence (call_id, tool, record, created_at, subject) VALUES (?, ?, ?, ?, ?)`, [
-      record.callId,
-      record.tool,
-      JSON.stringify(record),
-      this.now(),
-      subjectOf(record),
-    ])
+    const { sql, params } = evidenceInsert(record, this.now())
+    await this.run(sql, params)
   }
 
   async readEvidence(): Promise<readonly EvidenceRecord[]> {
@@ -415,7 +362,7 @@ export class SqlStore implements ToolStore {
 
   async begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult> {
     const now = this.now()
-    const token = randomId()
+    const token = options.token ?? randomId()
     const lease = options.leaseMs === undefined ? null : now + options.leaseMs
     const taken = await this.all(
       `INSERT INTO toolwire_ledger (key, input_hash, call_id, state, token, lease_until, started_at, input, principal)
@@ -445,12 +392,20 @@ export class SqlStore implements ToolStore {
   }
 
   async settle(key: string, token: string, result: JsonValue): Promise<boolean> {
-    const n = await this.run(`UPDATE toolwire_ledger SET state = 'settled', result = ?, lease_until = NULL WHERE key = ? AND token = ? AND state = 'in_flight'`, [
-      JSON.stringify(result),
-      key,
-      token,
-    ])
-    return n === 1
+    const { sql, params } = ledgerSettle(key, token, result)
+    return (await this.run(sql, params)) === 1
+  }
+
+  async settleWithEvidence(key: string, token: string, result: JsonValue, record: EvidenceRecord): Promise<boolean> {
+    if (this.closed !== undefined) throw new StoreClosedError(`toolwire: the ${this.kind} store is closed`)
+    // both texts are made before the database is touched: a record that does not serialize writes nothing
+    const settle = ledgerSettle(key, token, result)
+    const evidence = evidenceInsert(record, this.now())
+    try {
+      return (await this.db.both(settle, evidence)) === 1
+    } catch (err) {
+      throw this.failure(err)
+    }
   }
 
   async release(key: string, token: string): Promise<boolean> {

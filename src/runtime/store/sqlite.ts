@@ -9,10 +9,11 @@
  * and statements that find the file locked wait in the store's {@link LockQueue}: one try per
  * event-loop turn while it is locked, in order, until `busyTimeoutMs` has passed (then a
  * statement fails as `store_unavailable`). A statement is one autocommit step: one that found
- * the lock did nothing, so trying it again is safe.
+ * the lock did nothing, so trying it again is safe. The one transaction of two writes
+ * (`settleWithEvidence`) is one step too, rolled back before it reports the lock.
  * `better-sqlite3` is loaded when a store is opened, never by `toolwire` itself.
  */
-import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam } from './sql.js'
+import { SCHEMA_VERSION, SqlStore, migrations, type Dialect, type Row, type SqlDriver, type SqlParam, type SqlStatement } from './sql.js'
 import { LockQueue } from './sqlite-wait.js'
 import { StoreSchemaError, StoreUnavailableError, loadDriver, type StoreOptions } from './types.js'
 
@@ -82,6 +83,27 @@ class SqliteDriver implements SqlDriver {
 
   run(sql: string, params: readonly SqlParam[]): Promise<number> {
     return this.queue.run(() => this.statement(sql).run(...params).changes)
+  }
+
+  both(first: SqlStatement, second: SqlStatement): Promise<number> {
+    // one queue step: the driver is synchronous, so nothing else runs on this connection in between
+    return this.queue.run(() => {
+      this.statement('BEGIN IMMEDIATE').run()
+      try {
+        const changed = this.statement(first.sql).run(...first.params).changes
+        this.statement(second.sql).run(...second.params)
+        this.statement('COMMIT').run()
+        return changed
+      } catch (err) {
+        // undone before the error goes on: a step that found the file locked is then tried again whole
+        try {
+          this.statement('ROLLBACK').run()
+        } catch {
+          // SQLite rolled it back itself
+        }
+        throw err
+      }
+    })
   }
 
   isConflict(err: unknown): boolean {

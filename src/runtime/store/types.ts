@@ -118,6 +118,11 @@ export interface BeginOptions {
   readonly input?: JsonValue
   /** Who began the run (subject, issuer, client; never the scopes), for the evidence of a run reported as outcome unknown. */
   readonly principal?: PrincipalRef
+  /**
+   * The token a new key is held with (`begin` answers it), when the caller drew one already (a
+   * random id); default: one the store draws. A store of the app's own may ignore it: the answer's token is the one to settle with.
+   */
+  readonly token?: string
 }
 
 /** What `sweep` settled as outcome unknown: ledger keys and parked calls whose lease ran out. */
@@ -207,6 +212,13 @@ export interface ToolStore {
   begin(key: string, inputHash: string, options: BeginOptions): Promise<BeginResult>
   /** in flight → settled with `result`, only for the holder of `token`. Whether it was. */
   settle(key: string, token: string, result: JsonValue): Promise<boolean>
+  /**
+   * `settle(key, token, result)` and `appendEvidence(record)` in one transaction: both or
+   * neither, one commit (the SQL stores: one `queue` step on SQLite, one statement on
+   * PostgreSQL). The record is written whether or not the key settled, as the two calls do.
+   * Whether it settled. Optional for a store of the app's own: without it, the manager makes the two calls.
+   */
+  settleWithEvidence?(key: string, token: string, result: JsonValue, record: EvidenceRecord): Promise<boolean>
   /** in flight → free again, only for the holder of `token`: the call holding it ended before its body ran. Whether it was. */
   release(key: string, token: string): Promise<boolean>
   /** Marks in-flight keys and running parked calls whose lease ran out as outcome unknown; each is returned by one sweep only. */
