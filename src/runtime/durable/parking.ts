@@ -4,7 +4,6 @@
  * store's compare-and-swap claim: exactly one answer applies, whichever manager gives it.
  * Confirmation ids are signed approval tokens with an `approvalSecret`.
  */
-import type { ToolResult } from '../../core/result.js'
 import type { JsonValue, PendingSchema } from '../../core/types.js'
 import { canonicalOf, type CallResult } from '../../core/view.js'
 import {
@@ -19,23 +18,15 @@ import {
 } from '../../core/texts.js'
 import { signApproval, verifyApproval, type ApprovalClaims } from '../store/approval.js'
 import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type ParkedBinding } from '../store/codec.js'
-import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind, type ToolStore } from '../store/types.js'
-import type { ParkKind, SuspensionExtras, ToolEntry, ToolEvents } from '../types.js'
+import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind } from '../store/types.js'
+import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
 import type { TraceContext } from '../../observe/trace-context.js'
-import { recordedResult } from './ledger.js'
-import { principalKey, principalRef, readPrincipal, type Principal, type PrincipalRef } from '../principal.js'
-import { evidenceApproverOf } from '../../observe/evidence.js'
-import {
-  APPROVAL_INVALID,
-  CONFIRMATION_RUNNING,
-  finds,
-  INPUT_UNAVAILABLE,
-  ownerOf,
-  refused,
-  STORE_UNAVAILABLE,
-  unknownOutcomeResult,
-  type DurableContext,
-} from './shared.js'
+import { principalKey, type Principal, type PrincipalRef } from '../principal.js'
+import { APPROVAL_INVALID, finds, INPUT_UNAVAILABLE, ownerOf, refused, STORE_UNAVAILABLE, type DurableContext } from './shared.js'
+import { dataField, keyOf, parkedData, principalOf, schemaOf, timeoutOf } from './parked-data.js'
+import { confirmationEvent, outcomeKey } from './confirmation-outcome.js'
+
+export { confirmationEvent, confirmationOutcome, confirmedElsewhereRunning, type ConfirmationOutcome } from './confirmation-outcome.js'
 
 /**
  * Who answers a parked call: `principal`, the answerer (only the principal that made the call, or
@@ -394,136 +385,4 @@ export class Parking {
   private async refuse(code: string, message: string, tool = 'unknown', callId?: string): Promise<Answered> {
     return { view: await this.ctx.host.early(tool, callId, refused(code, message)) }
   }
-}
-
-/**
- * What a parked call keeps of its options (the timeout, the idempotency key and the caller's
- * principal, when it has them), and a suspension's extras.
- */
-function parkedData(timeoutMs: number | undefined, idempotencyKey: string | undefined, extras: SuspensionExtras, principal: Principal | undefined): JsonValue {
-  const { schema, confirmation, resumeState } = extras
-  if (timeoutMs === undefined && idempotencyKey === undefined && schema === undefined && confirmation === undefined && resumeState === undefined && principal === undefined) {
-    return null
-  }
-  return {
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    ...(schema === undefined ? {} : { schema }),
-    ...(confirmation === undefined ? {} : { confirmation }),
-    ...(resumeState === undefined ? {} : { resumeState }),
-    ...(principal === undefined ? {} : { principal: principalData(principal) }),
-  }
-}
-
-/** A principal as a parked row's data keeps it: the whole of it, scopes included (the continued run's `ctx.principal`). */
-function principalData(principal: Principal): JsonValue {
-  const { subject, issuer, clientId, scopes } = principal
-  return clientId === undefined ? { subject, issuer, scopes: [...scopes] } : { subject, issuer, clientId, scopes: [...scopes] }
-}
-
-/**
- * The principal whose call a parked row is (from its data), `undefined` for a row without an
- * owner, or `false` when the row does not hold the principal its owner names (it was altered).
- */
-/** The `confirmation` event of an answered call: who called and who answered, when known. */
-export function confirmationEvent(
-  confirmId: string,
-  call: { readonly tool: string; readonly callId: string; readonly principal?: PrincipalRef },
-  approved: boolean,
-  result: CallResult,
-  approvedBy: PrincipalRef | undefined,
-): ToolEvents['confirmation'] {
-  const event: { -readonly [K in keyof ToolEvents['confirmation']]: ToolEvents['confirmation'][K] } = { confirmId, callId: call.callId, tool: call.tool, approved, result }
-  if (call.principal !== undefined) event.principal = principalRef(call.principal)
-  if (approvedBy !== undefined) event.approvedBy = evidenceApproverOf(approvedBy)
-  return event
-}
-
-function principalOf(call: ParkedCall): Principal | undefined | false {
-  const kept = dataField(call, 'principal')
-  const owner = call.owner ?? null
-  if (kept === undefined) return owner === null ? undefined : false
-  const principal = readPrincipal(kept)
-  return typeof principal !== 'string' && principalKey(principal) === owner ? principal : false
-}
-
-/** A field of a parked row's data (a JSON object), or `undefined`. */
-function dataField(call: ParkedCall, name: string): JsonValue | undefined {
-  const data = call.data
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
-  return Object.hasOwn(data, name) ? (data as { readonly [key: string]: JsonValue })[name] : undefined
-}
-
-/** The pending request schema a suspension's row keeps, if any (a JSON object). */
-function schemaOf(call: ParkedCall): PendingSchema | undefined {
-  const data = call.data
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
-  const s = (data as { schema?: JsonValue }).schema
-  return typeof s === 'object' && s !== null && !Array.isArray(s) ? (s as PendingSchema) : undefined
-}
-
-function keyOf(call: ParkedCall): string | undefined {
-  const data = call.data
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
-  const k = (data as { idempotencyKey?: JsonValue }).idempotencyKey
-  return typeof k === 'string' ? k : undefined
-}
-
-function timeoutOf(call: ParkedCall): number | undefined {
-  const data = call.data
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
-  const t = (data as { timeoutMs?: JsonValue }).timeoutMs
-  return typeof t === 'number' && t > 0 ? t : undefined
-}
-
-/** The ledger key of a confirmed run's outcome (two elements: never a call's key, which has three). */
-function outcomeKey(id: string): string {
-  return JSON.stringify(['o', id])
-}
-
-/**
- * What the store says of a parked confirmation, for an instance waiting for its decision
- * while another instance may take it: still `parked`; `running` (claimed, its run not
- * finished); `settled` with the call's result (the outcome its run recorded, a denial, or an
- * unknown outcome when the run's process died); `gone` (no such confirmation, or expired).
- * A run that finished without a readable record settles as refused `confirmation_used` with a
- * message saying it ran elsewhere. @throws when the store cannot be read.
- */
-export type ConfirmationOutcome =
-  | { readonly state: 'gone' }
-  | { readonly state: 'parked' | 'running'; readonly callId: string; readonly tool: string }
-  | { readonly state: 'settled'; readonly callId: string; readonly tool: string; readonly result: ToolResult }
-
-/** Reads a confirmation's {@link ConfirmationOutcome} from the store by its parked id. */
-export async function confirmationOutcome(store: ToolStore, id: string): Promise<ConfirmationOutcome> {
-  const call = await store.getParked(id)
-  if (call === undefined || call.kind !== 'confirmation') return { state: 'gone' }
-  const settled = (result: ToolResult): ConfirmationOutcome => ({ state: 'settled', callId: call.callId, tool: call.tool, result })
-  switch (call.state) {
-    case 'parked':
-    case 'running':
-      return { state: call.state, callId: call.callId, tool: call.tool }
-    case 'expired':
-      return { state: 'gone' }
-    case 'denied':
-      return settled(refused(REFUSALS.confirmationDenied.code, REFUSALS.confirmationDenied.message))
-    case 'unknown':
-      return settled(unknownOutcomeResult())
-    case 'done': {
-      // the run recorded its outcome before `finish`: a key still free means it recorded none
-      const key = outcomeKey(id)
-      const begun = await store.begin(key, '', { callId: call.callId })
-      if (begun.state === 'settled') {
-        const result = recordedResult(begun.result)
-        if (result !== undefined) return settled(result)
-      }
-      if (begun.state === 'new') await store.release(key, begun.token).catch(() => undefined)
-      return settled(refused('confirmation_used', STORE_TEXTS.confirmedElsewhereUnrecorded))
-    }
-  }
-}
-
-/** The refusal of a confirmation approved elsewhere whose run outlasted the wait for it. */
-export function confirmedElsewhereRunning(): ToolResult {
-  return refused(CONFIRMATION_RUNNING, STORE_TEXTS.confirmedElsewhereRunning)
 }
