@@ -71,7 +71,10 @@ export class Admission {
   /** `tm.call` of an input parsed from a JSON text of `textLength` characters (-1: not parsed from text). */
   call(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
     try {
-      return this.dispatch(name, input, options, textLength)
+      // the usual call, without options, of a tool that is there: no options to read or check
+      const entry = options === undefined && typeof name === 'string' ? this.state.tools.get(name) : undefined
+      if (entry !== undefined) return this.startView(name, this.admitTool(entry, input, undefined, 'view', textLength))
+      return this.startView(name, this.admitChecked(name, input, options, 'view', textLength))
     } catch (err) {
       // a bug in the runtime itself still gives a result
       return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
@@ -159,20 +162,17 @@ export class Admission {
     return earlySettlement(this.state, toolLabel(name), admitted)
   }
 
-  /** Admits a call for its view and starts it, or settles one that cannot run. */
-  private dispatch(name: string, input: unknown, options: CallOptions | undefined, textLength: number): Promise<CallResult> {
-    const admitted = this.admitChecked(name, input, options, 'view', textLength)
+  /** Starts an admitted call for its view, or settles one that cannot run (once an asynchronous validator settled, too). */
+  private startView(name: unknown, admitted: Admitted): Promise<CallResult> {
     if (admitted instanceof Call) return admitted.start() as Promise<CallResult>
-    if (admitted instanceof Promise) return admitted.then((a) => this.startView(name, a))
+    if (admitted instanceof Promise) return admitted.then((a) => this.startLater(name, a))
     return settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
   }
 
-  /** `dispatch` once an asynchronous validator settled. */
-  private startView(name: string, admitted: Call | Early): Promise<CallResult> {
+  /** `startView` after an asynchronous validator settled: a throw still gives a result. */
+  private startLater(name: unknown, admitted: Call | Early): Promise<CallResult> {
     try {
-      return admitted instanceof Call
-        ? (admitted.start() as Promise<CallResult>)
-        : settleEarly(this.state, toolLabel(name), admitted.options, admitted.result)
+      return this.startView(name, admitted)
     } catch (err) {
       return settleEarly(this.state, toolLabel(name), undefined, ToolResult.failed(toolError('other', TOOL_FAILED_MESSAGE)), err)
     }
@@ -217,6 +217,11 @@ export class Admission {
     if (entry === undefined) {
       return { result: ToolResult.failed(refusalError('unknown_tool', unknownToolText(clipped(String(name))))), options }
     }
+    return this.admitTool(entry, input, options, mode, textLength)
+  }
+
+  /** `admit` of a tool that is there: validates the input and picks the call id. */
+  private admitTool(entry: ToolEntry, input: unknown, options: CallOptions | undefined, mode: 'view' | 'settlement', textLength: number): Admitted {
     // an input parsed from a short text needs no shape walk before its check (validate.ts)
     const parsed = textLength < 0 ? undefined : entry.validate.parsed
     const issues: unknown = parsed === undefined ? entry.validate(input) : parsed(input, textLength)
