@@ -4,7 +4,7 @@
 // the store on another manager; the answer is taken once.
 import { describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
-import { keepForResume, resumeStateOf } from '../src/runtime/call.js'
+import { keepForResume, resumeStateOf } from '../src/runtime/resume-state.js'
 import { pending } from '../src/core/helpers.js'
 import { MemoryStore } from '../src/runtime/store/index.js'
 

@@ -9,22 +9,23 @@
 import { isHelperResult, isModelResult } from '../core/helpers.js'
 import { NotJsonError, toFrozenJson } from '../core/json.js'
 import type { CallOptions, ToolContext, ToolLogLevel } from './tool.js'
-import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, SuspensionExtras, ToolEntry } from './types.js'
-import { cancelledResult, describeThrown, normalizeReturn, safeGet, TOOL_FAILED_MESSAGE, when } from './normalize.js'
+import type { CallHost, CallMode, ContinuationBody, Pipeline, Settlement, ToolEntry } from './types.js'
+import { cancelledResult, describeThrown, normalizeReturn, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { runOutcomeCallback } from './outcome.js'
 import { log, registerUndo, reportProgress, traceContextOf } from './context.js'
 import { resultData } from '../core/redact.js'
-import { isToolErrorKind, refusalError, toolError, ToolResult } from '../core/result.js'
+import { refusalError, toolError, ToolResult } from '../core/result.js'
 import type { TraceContext } from '../observe/trace-context.js'
 import type { JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
-import { containedController } from './signal.js'
+import { containedController, watchSignal } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics } from './settlement.js'
-import { invalidOptionsText, REQUEST_ID_IN_USE, requestIdInUseText, timedOutText, toolFailedText } from '../core/texts.js'
+import { REQUEST_ID_IN_USE, requestIdInUseText, timedOutText } from '../core/texts.js'
 import { replayedView, STORE_WAIT_MS } from './durable.js'
 import type { Principal } from './principal.js'
+import { deliverWithin, retryDelay, subscribe, suspensionExtras, thrownResult } from './attempt.js'
 import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, type CallAccess } from './call-access.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
@@ -38,23 +39,6 @@ export type Continuation = typeof CONTINUE_CONFIRMED | ContinuationBody | undefi
  * with a timeout waits at most that timeout.
  */
 export { STORE_WAIT_MS }
-
-const { getPrototypeOf, hasOwn } = Object
-const PromiseProto = Promise.prototype
-const PromiseThen = PromiseProto.then
-
-/** Subscribes to a body's promise: natively for a plain native promise, else with `when` (any thenable, hostile ones too). */
-function subscribe(value: object, onValue: (v: unknown) => void, onError: (e: unknown) => void): void {
-  try {
-    if (getPrototypeOf(value) === PromiseProto && !hasOwn(value, 'then')) {
-      PromiseThen.call(value as Promise<unknown>, onValue, onError)
-      return
-    }
-  } catch {
-    // a Proxy trap threw, or an object that only looks like a promise: `when` reads it as any thenable
-  }
-  when(value, onValue, onError)
-}
 
 /** The `resolve` of the promise being constructed (no closure per call). */
 let captured: ((value: CallResult | Settlement) => void) | undefined
@@ -210,23 +194,15 @@ export class Call implements ToolContext {
     const start = this.#pipeline.start
     for (let i = 0; i < start.length; i++) start[i]!(this)
     const options = this.#options
-    if (options !== undefined) {
-      const signal = options.signal
-      if (signal !== undefined) {
-        try {
-          if (signal.aborted) {
-            this.#finish(cancelledResult('signal'))
-            return
-          }
-          const onAbort = (this.#more().onAbort = () => this.#interrupt(cancelledResult('signal')))
-          signal.addEventListener('abort', onAbort, { once: true })
-        } catch (err) {
-          // a signal-like object that throws: the options are at fault, not the tool
-          this.#more().onAbort = undefined
-          this.#host.reportError(this.callId, this.#entry.name, err)
-          this.#finish(ToolResult.failed(refusalError('invalid_options', invalidOptionsText('signal'))))
-          return
-        }
+    const signal = options?.signal
+    if (signal !== undefined) {
+      const x = this.#more()
+      x.onAbort = () => this.#interrupt(cancelledResult('signal'))
+      const early = watchSignal(signal, x.onAbort, (err) => this.#host.reportError(this.callId, this.#entry.name, err))
+      if (early !== undefined) {
+        x.onAbort = undefined
+        this.#finish(early)
+        return
       }
     }
     this.#host.track(this)
@@ -383,12 +359,7 @@ export class Call implements ToolContext {
       x.diagnostics.pipeline = describeThrown(err).message
       return this.#settleAttempt(ToolResult.failed(toolError('other', x.reported)))
     }
-    // what was thrown is the tool's: each read is guarded (a getter or a Proxy trap may throw)
-    const kindValue = safeGet(err, 'kind')
-    const kind = isToolErrorKind(kindValue) ? kindValue : 'other'
-    const retryable = kind === 'other' ? undefined : safeGet(err, 'retryable')
-    const options = typeof retryable === 'boolean' ? { retryable } : {}
-    this.#settleAttempt(ToolResult.failed(toolError(kind, toolFailedText(kind), options)))
+    this.#settleAttempt(thrownResult(err))
   }
 
   /** Ends one attempt: retries a retryable error when allowed, else settles. */
@@ -399,9 +370,7 @@ export class Call implements ToolContext {
       const retry = this.#entry.def.retry!
       const attempts = retry.attempts ?? 3
       if (error !== undefined && error.retryable && this.#attemptNo < attempts) {
-        const base = retry.baseMs ?? 100
-        const cap = retry.maxMs ?? 5000
-        const delay = Math.random() * Math.min(cap, base * 2 ** (this.#attemptNo - 1))
+        const delay = retryDelay(retry, this.#attemptNo)
         const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
         // a retry the timeout would cut short is not started: the caller gets the real error
         if (timeoutMs !== undefined && performance.now() - this.#clock + delay >= timeoutMs) return this.#finish(result)
@@ -428,12 +397,7 @@ export class Call implements ToolContext {
       }
       this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
     }
-    const kept = this.#x?.kept
-    const extras: SuspensionExtras = {
-      ...(request.schema === undefined ? {} : { schema: request.schema }),
-      ...(request.kind === 'confirmation' ? { confirmation: true as const } : {}),
-      ...(kept === undefined ? {} : { resumeState: kept }),
-    }
+    const extras = suspensionExtras(request, this.#x?.kept)
     const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options, extras)
     if (typeof parked === 'boolean') return settle(parked)
     const x = this.#more()
@@ -518,20 +482,8 @@ export class Call implements ToolContext {
   #deliverAfter(wait: Promise<unknown>, view: CallResult): void {
     const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
     const bound = timeoutMs !== undefined && timeoutMs < STORE_WAIT_MS ? timeoutMs : STORE_WAIT_MS
-    let delivered = false
-    const deliver = (): void => {
-      if (delivered) return
-      delivered = true
-      clearTimeout(timer)
-      this.#deliver(view)
-    }
-    const timer = setTimeout(() => {
-      if (delivered) return
-      this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${bound} ms; the call's view is handed out without waiting for it`))
-      deliver()
-    }, bound)
-    // the waits never reject (each reports its own failure); a rejection still delivers
-    wait.then(deliver, deliver)
+    const late = (): void => this.#host.reportError(this.callId, this.#entry.name, new Error(`toolwire: the store did not answer within ${bound} ms; the call's view is handed out without waiting for it`))
+    deliverWithin(wait, bound, () => this.#deliver(view), late)
   }
 
   /** Hands the settled view (or settlement) to the caller. */
@@ -590,21 +542,4 @@ export class Call implements ToolContext {
       reportLate: (c, message) => c.#host.emit('late_report', { callId: c.callId, tool: c.#entry.name, message }),
     } satisfies CallAccess<Call>)
   }
-}
-
-/**
- * @internal Keeps `state` (JSON, frozen copy) with the suspension the tool body is about to
- * return (`pending(…)`): it is parked with the call (in the store's row when there is a store,
- * so any instance can continue it) and given to the continued run (`resumeStateOf(ctx)` in
- * `resume`). Opaque to toolwire, never logged. Throws a TypeError when `ctx` is not a call's
- * context or `state` has no JSON form.
- */
-export function keepForResume(ctx: ToolContext, state: JsonValue): void {
-  if (!(ctx instanceof Call)) throw new TypeError('toolwire: keepForResume takes the ctx a tool body received')
-  Call.keep(ctx, state)
-}
-
-/** @internal What the suspension a `resume` continues kept with {@link keepForResume}, or `undefined`. */
-export function resumeStateOf(ctx: ToolContext): JsonValue | undefined {
-  return ctx instanceof Call ? Call.resumed(ctx) : undefined
 }

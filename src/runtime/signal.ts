@@ -2,7 +2,9 @@
  * The signal a tool's body reads as `ctx.signal`: created on first read, with `abort`
  * listeners that cannot end the process.
  */
-import { when } from './normalize.js'
+import { refusalError, ToolResult } from '../core/result.js'
+import { invalidOptionsText } from '../core/texts.js'
+import { cancelledResult, when } from './normalize.js'
 
 type AbortListener = ((this: AbortSignal, event: Event) => unknown) | { handleEvent(event: Event): unknown }
 
@@ -64,4 +66,21 @@ export function containedController(onError: (err: unknown) => void): AbortContr
     },
   })
   return controller
+}
+
+/**
+ * Listens (once) for the abort of a call's `signal` with `onAbort`. Returns what the call settles
+ * with at once instead: cancelled when the signal already aborted, refused `invalid_options`
+ * when it cannot be listened to (a signal-like object that throws: the options are at fault,
+ * not the tool; `onError` is told); else `undefined`.
+ */
+export function watchSignal(signal: AbortSignal, onAbort: () => void, onError: (err: unknown) => void): ToolResult | undefined {
+  try {
+    if (signal.aborted) return cancelledResult('signal')
+    signal.addEventListener('abort', onAbort, { once: true })
+    return undefined
+  } catch (err) {
+    onError(err)
+    return ToolResult.failed(refusalError('invalid_options', invalidOptionsText('signal')))
+  }
 }

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { ToolContext } from '../../runtime/tool.js'
-import { keepForResume, resumeStateOf } from '../../runtime/call.js'
+import { keepForResume, resumeStateOf } from '../../runtime/resume-state.js'
 import type { ToolResult } from '../../core/result.js'
 import { REFUSALS } from '../../core/texts.js'
 import { errorResult, pending, refuse, type HelperResult, type ModelResult } from '../../core/helpers.js'
