@@ -43,10 +43,39 @@ type Odd = 'wide' | 'fraction' | undefined
 /** Which kind of odd number `value` is, from its text in `text` at `path` when known (else from the value). */
 function oddNumber(value: unknown, text: string | undefined, path: readonly string[]): Odd {
   if (typeof value !== 'number') return undefined
+  if (text !== undefined && path.length === 1 && plainTopLevelInteger(value, text, path[0]!)) return undefined
   const written = text === undefined ? undefined : numberText(text, path)
   if (written === undefined) return isWideInteger(value) ? 'wide' : undefined
   if (!integerAsWritten(written)) return 'fraction'
   return Number.isSafeInteger(value) ? undefined : 'wide'
+}
+
+/**
+ * Whether the top-level member `key` of the JSON text `text` is written as `value`'s plain
+ * integer text (`42`, never `42.0` or `4.2e1`), told without scanning the whole text: only when
+ * `"key"` occurs once in `text` and `text` has no backslash (so that no key is escaped, and that
+ * one occurrence is the member's name). `false` means "not told": scan the text.
+ */
+function plainTopLevelInteger(value: number, text: string, key: string): boolean {
+  if (!Number.isSafeInteger(value) || Object.is(value, -0) || text.includes('\\')) return false
+  const quoted = `"${key}"`
+  const at = text.indexOf(quoted)
+  if (at === -1 || text.indexOf(quoted, at + 1) !== -1) return false
+  let i = at + quoted.length
+  while (isJsonSpace(text.charCodeAt(i))) i++
+  if (text.charCodeAt(i) !== 0x3a) return false // ':'
+  i++
+  while (isJsonSpace(text.charCodeAt(i))) i++
+  const digits = String(value)
+  if (!text.startsWith(digits, i)) return false
+  // the number ends right after its digits: no fraction, exponent or further digit
+  const next = text.charCodeAt(i + digits.length)
+  return next !== 0x2e && next !== 0x65 && next !== 0x45 && !(next >= 0x30 && next <= 0x39)
+}
+
+/** JSON whitespace: space, tab, newline, carriage return. */
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d
 }
 
 /** What stands for a number that is not integer-valued as written: a fraction, which the SDK refuses (-32600) as it would the number sent. */
