@@ -7,7 +7,7 @@
  */
 import type { Call } from './call.js'
 import { breaker, concurrency, confirmation, permission, scopes, startQueued } from './stages/gates.js'
-import { ledger, ledgerEnd } from './stages/ledger.js'
+import { ledger, ledgerEnd, ledgerEndWithEvidence } from './stages/ledger.js'
 import { breakerEnd, callEnd, evidence, metricsEnd, outputCheck, spanEnd } from './stages/settle.js'
 import { callStart, metricsStart, spanProbe, spanStart } from './stages/start.js'
 import { Limiter } from './limiter.js'
@@ -43,10 +43,14 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   if (entry.limiter !== undefined) gates.push(concurrency)
   if (features.store) gates.push(ledger)
   const settle: Stage<Call>[] = [metricsEnd]
-  if (features.store) settle.push(ledgerEnd)
+  // with a store and evidence, one stage settles the key and writes the record: in one commit
+  // when the evidence store is the store's own and it has settleWithEvidence, else as the two stages
+  const together = features.store && features.evidence
+  if (together) settle.push(ledgerEndWithEvidence)
+  else if (features.store) settle.push(ledgerEnd)
   if (entry.breaker !== undefined) settle.push(breakerEnd)
   if (features.tracer) settle.push(spanEnd)
-  if (features.evidence) settle.push(evidence)
+  if (features.evidence && !together) settle.push(evidence)
   if (features.callEnd) settle.push(callEnd)
   return Object.freeze({
     start: Object.freeze(start),

@@ -1,13 +1,18 @@
 /**
- * The idempotency ledger's two stages (with a durable store): the gate, last before the
- * body, records the call as in flight or settles it without running (a replay, a key in
- * use); the settlement stage settles or frees the key the call holds.
+ * The idempotency ledger's stages (with a durable store): the gate, last before the body,
+ * records the call as in flight or settles it without running (a replay, a key in use); the
+ * settlement stage settles or frees the key the call holds, alone or, when the store is the
+ * evidence store too, with the call's evidence record in one commit.
  */
 import { CALL_ACCESS as access, type Call } from '../call.js'
-import { BODY_ACTIVE, REPLAYED, SETTLED, waitFor } from '../call-access.js'
+import { BODY_ACTIVE, RAN, REPLAYED, SETTLED, waitFor } from '../call-access.js'
 import { interruptedOutcomeResult } from '../durable.js'
+import { settleWithEvidence } from '../durable/ledger.js'
 import { when } from '../normalize.js'
+import { settlerOf } from '../store/evidence.js'
 import type { LedgerGate } from '../types.js'
+import type { EvidenceRecord } from '../../observe/evidence.js'
+import { evidence, evidenceFailed, evidenceRecordOf } from './settle.js'
 
 /** The ledger gate: records the call as in flight before its body, or settles it without running. */
 export function ledger(c: Call): void {
@@ -61,4 +66,44 @@ export function ledgerEnd(c: Call): void {
       ? host.ledgerRelease(ticket, c.callId, entry.name)
       : host.ledgerSettle(ticket, bodyActive ? interruptedOutcomeResult(result) : access.canonicalResult(c), c.callId, entry.name)
   waitFor(x, settled)
+}
+
+/**
+ * Settlement with a store and an evidence store (in place of `ledgerEnd` and `evidence`): where
+ * both would write (a call that ran settles its key) and the evidence store is the store's own
+ * evidence half with `settleWithEvidence`, the key's settlement and the evidence record in one
+ * commit, reported as the two report; otherwise the two stages. The view waits for the write.
+ */
+export function ledgerEndWithEvidence(c: Call): void {
+  const x = access.extras(c)
+  const ticket = x?.ticket
+  const host = access.host(c)
+  const settle = host.awaitEvidence ? settlerOf(host.evidence) : undefined
+  const flags = access.flags(c)
+  const bodyActive = (flags & BODY_ACTIVE) !== 0
+  // one commit only where the two stages would both write: a settle (not a release, see
+  // `ledgerEnd`) of a call that ran
+  if (
+    x === undefined || ticket === undefined || settle === undefined || (flags & RAN) === 0 ||
+    (!bodyActive && access.entry(c).def.hints?.idempotent === true && access.result(c)?.error()?.retryable === true)
+  ) {
+    ledgerEnd(c)
+    evidence(c)
+    return
+  }
+  const result = access.canonicalResult(c)
+  let record: EvidenceRecord
+  try {
+    record = evidenceRecordOf(c, result, access.clock(c))
+  } catch (err) {
+    evidenceFailed(c, err)
+    ledgerEnd(c)
+    return
+  }
+  x.ticket = undefined
+  const written = settleWithEvidence(settle, ticket, bodyActive ? interruptedOutcomeResult(access.result(c)) : result, record, c.callId, access.entry(c).name, {
+    reportError: (callId, tool, err) => host.reportError(callId, tool, err),
+    evidenceFailed: (err) => evidenceFailed(c, err),
+  })
+  waitFor(x, written)
 }

@@ -87,14 +87,18 @@ export function evidenceRecordOf(c: Call, result: ToolResult, durationMs: number
   }
 }
 
+/** Reports that the call's evidence record was not written: an `evidence_error` event. */
+export function evidenceFailed(c: Call, error: unknown): void {
+  access.host(c).emit('evidence_error', { callId: c.callId, tool: access.entry(c).name, message: describeThrown(error).message, error })
+}
+
 /**
  * Appends the call's evidence record to `store`; a failure is an `evidence_error` event. With
  * evidence in the durable store (`awaitEvidence`), the view is handed out once the record is written.
  */
 export function writeEvidence(c: Call, store: EvidenceStore, result: ToolResult, durationMs: number): void {
   const host = access.host(c)
-  const fail = (error: unknown): void =>
-    host.emit('evidence_error', { callId: c.callId, tool: access.entry(c).name, message: describeThrown(error).message, error })
+  const fail = (error: unknown): void => evidenceFailed(c, error)
   try {
     const written = store.append(evidenceRecordOf(c, result, durationMs))
     if (host.awaitEvidence && written instanceof Promise) {
