@@ -121,7 +121,10 @@ export class Admission {
       const opts = readOptions(c.options)
       admitted = { result: input, options: opts instanceof ToolResult ? undefined : opts }
     } else {
-      admitted = this.admitChecked(c.name, input, c.options, 'view', typeof c.args === 'string' ? c.args.length : -1)
+      const textLength = typeof c.args === 'string' ? c.args.length : -1
+      // as in `call`: an entry without options of a tool that is there goes straight to its check
+      const entry = c.options === undefined && typeof c.name === 'string' ? this.state.tools.get(c.name) : undefined
+      admitted = entry !== undefined ? this.admitTool(entry, input, undefined, 'view', textLength) : this.admitChecked(c.name, input, c.options, 'view', textLength)
     }
     if (admitted instanceof Call) admitted.startInto(sink, index)
     else if (admitted instanceof Promise) {
