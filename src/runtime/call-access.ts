@@ -8,7 +8,7 @@
  */
 import type { OutcomeAccess, OutcomeDiagnostics } from './outcome.js'
 import type { CallOptions } from './tool.js'
-import type { CallHost, LedgerTicket, ToolEntry } from './types.js'
+import type { CallHost, LedgerTicket, Pipeline, ToolEntry } from './types.js'
 import type { ToolResult } from '../core/result.js'
 import type { JsonValue } from '../core/types.js'
 import type { CallResult } from '../core/view.js'
@@ -92,6 +92,14 @@ export interface CallAccess<C> extends OutcomeAccess<C> {
   readonly setRaw: (call: C, raw: unknown) => void
   /** The canonical result the call settled with (built on first use for a plain success). */
   readonly canonicalResult: (call: C) => ToolResult
+  /** The pipeline the call was admitted with. */
+  readonly pipeline: (call: C) => Pipeline<C>
+  /** Whether the call continues a suspension with a body of its own (`resume`): not retried. */
+  readonly bodyContinuation: (call: C) => boolean
+  /** Counts the next attempt (`ctx.attempt`). */
+  readonly nextAttempt: (call: C) => void
+  /** Starts the body (first attempt or a retry). */
+  readonly runBody: (call: C) => void
   /** Runs the next gate, or the body once every gate let the call through. */
   readonly proceed: (call: C) => void
   /** Settles the call once with `result`. */

@@ -14,7 +14,7 @@ import { cancelledResult, describeThrown, normalizeReturn, TOOL_FAILED_MESSAGE }
 import { runOutcomeCallback } from './outcome.js'
 import { log, registerUndo, reportProgress, traceContextOf } from './context.js'
 import { resultData } from '../core/redact.js'
-import { refusalError, toolError, ToolResult } from '../core/result.js'
+import { toolError, ToolResult } from '../core/result.js'
 import type { TraceContext } from '../observe/trace-context.js'
 import type { JsonValue } from '../core/types.js'
 import { canonicalOf, okView, viewOf, type CallResult } from '../core/view.js'
@@ -22,10 +22,10 @@ import { containedController, watchSignal } from './signal.js'
 import { MAX_TIMER_MS } from './validation-wait.js'
 import type { BatchSink } from './batch.js'
 import { newDiagnostics } from './settlement.js'
-import { REQUEST_ID_IN_USE, requestIdInUseText, timedOutText } from '../core/texts.js'
+import { timedOutText } from '../core/texts.js'
 import { replayedView, STORE_WAIT_MS } from './durable.js'
 import type { Principal } from './principal.js'
-import { deliverWithin, retryDelay, subscribe, suspensionExtras, thrownResult } from './attempt.js'
+import { deliverWithin, settleAttempt, subscribe, thrownResult } from './attempt.js'
 import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, type CallAccess } from './call-access.js'
 
 /** Marks a call continuing after approval: no permission or confirmation gate again. */
@@ -348,7 +348,7 @@ export class Call implements ToolContext {
       check(this)
     }
     if (result === undefined) this.#finish(undefined, data)
-    else this.#settleAttempt(result)
+    else settleAttempt(CALL_ACCESS, this, result)
   }
 
   #fail(err: unknown): void {
@@ -357,60 +357,9 @@ export class Call implements ToolContext {
     const x = this.#x
     if (x?.reported !== undefined && x.diagnostics !== undefined) {
       x.diagnostics.pipeline = describeThrown(err).message
-      return this.#settleAttempt(ToolResult.failed(toolError('other', x.reported)))
+      return settleAttempt(CALL_ACCESS, this, ToolResult.failed(toolError('other', x.reported)))
     }
-    this.#settleAttempt(thrownResult(err))
-  }
-
-  /** Ends one attempt: retries a retryable error when allowed, else settles. */
-  #settleAttempt(result: ToolResult): void {
-    // only a body's failure is retried: a failing gate (permission, confirmation) is not a reason to run the body
-    if (this.#pipeline.retry && (this.#flags & RAN) !== 0 && this.#x?.reported === undefined && typeof this.#continuation !== 'function') {
-      const error = result.error()
-      const retry = this.#entry.def.retry!
-      const attempts = retry.attempts ?? 3
-      if (error !== undefined && error.retryable && this.#attemptNo < attempts) {
-        const delay = retryDelay(retry, this.#attemptNo)
-        const timeoutMs = this.#options?.timeoutMs ?? this.#entry.timeoutMs
-        // a retry the timeout would cut short is not started: the caller gets the real error
-        if (timeoutMs !== undefined && performance.now() - this.#clock + delay >= timeoutMs) return this.#finish(result)
-        this.#more().retryTimer = setTimeout(Call.#retry, delay, this)
-        return
-      }
-    }
-    if ((this.#flags & RAN) !== 0 && result.isPending()) return this.#parkSuspension(result)
-    this.#finish(result)
-  }
-
-  /**
-   * The park point of a body that asked for input (`tm.resume` continues it): settles once the
-   * call is parked (with a store, once the store holds it), or refused `request_id_in_use` when
-   * a parked call holds its request id. A call settled meanwhile (cancelled) is unparked.
-   */
-  #parkSuspension(result: ToolResult): void {
-    const request = result.pendingRequest()!
-    const id = request.id
-    const settle = (parked: boolean): void => {
-      if ((this.#flags & SETTLED) !== 0) {
-        if (parked) this.#host.unpark(id, this.callId)
-        return
-      }
-      this.#finish(parked ? result : ToolResult.failed(refusalError(REQUEST_ID_IN_USE, requestIdInUseText(id))))
-    }
-    const extras = suspensionExtras(request, this.#x?.kept)
-    const parked = this.#host.park(id, 'suspension', this.#entry, this.#input, this.callId, this.#options, extras)
-    if (typeof parked === 'boolean') return settle(parked)
-    const x = this.#more()
-    // the body is done: what is left is the store's answer, which the store's own bound limits
-    if (x.timer !== undefined) clearTimeout(x.timer)
-    x.wait = parked.then((ok) => this.#guarded(() => settle(ok)))
-  }
-
-  static #retry(call: Call): void {
-    call.#more().retryTimer = undefined
-    if ((call.#flags & SETTLED) !== 0) return
-    call.#attemptNo++
-    call.#guarded(() => call.#runBody())
+    settleAttempt(CALL_ACCESS, this, thrownResult(err))
   }
 
   // ---------------------------------------------------------------- settlement
@@ -524,6 +473,12 @@ export class Call implements ToolContext {
         c.#raw = raw
       },
       canonicalResult: (c) => c.#canonicalResult(),
+      pipeline: (c) => c.#pipeline,
+      bodyContinuation: (c) => typeof c.#continuation === 'function',
+      nextAttempt: (c) => {
+        c.#attemptNo++
+      },
+      runBody: (c) => c.#runBody(),
       proceed: (c) => c.#proceed(),
       finish: (c, result) => c.#finish(result),
       fail: (c, err) => c.#fail(err),
