@@ -3,6 +3,7 @@
  * missing property that has one (copy on write), {@link hasDefaults} tells whether a schema has
  * any, and {@link setOwn} sets a member without ever touching a prototype.
  */
+import { resolveLocalRef } from './json-pointer.js'
 import { MAX_DEPTH } from './validate.js'
 
 function own(value: object, key: string): boolean {
@@ -18,23 +19,6 @@ export function hasDefaults(schema: unknown, depth = 0): boolean {
     for (const sub of Object.values(properties)) if (typeof sub === 'object' && sub !== null && own(sub, 'default')) return true
   }
   return Object.values(schema).some((s) => hasDefaults(s, depth + 1))
-}
-
-function resolveLocal(root: unknown, ref: string): unknown {
-  if (ref === '#') return root
-  if (!ref.startsWith('#/')) return undefined
-  let node: unknown = root
-  for (const raw of ref.slice(2).split('/')) {
-    let key: string
-    try {
-      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
-    } catch {
-      return undefined
-    }
-    if (typeof node !== 'object' || node === null || !own(node, key)) return undefined
-    node = (node as Record<string, unknown>)[key]
-  }
-  return node
 }
 
 /** A copy of a default (a JSON value: the schema is JSON), so a tool changing it changes no other call. */
@@ -76,7 +60,7 @@ function fill(schema: unknown, value: unknown, root: unknown, refs: number, budg
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return value
   const s = schema as Record<string, unknown>
   let out = value
-  if (typeof s.$ref === 'string' && refs < 32) out = fill(resolveLocal(root, s.$ref), out, root, refs + 1, budget)
+  if (typeof s.$ref === 'string' && refs < 32) out = fill(resolveLocalRef(root, s.$ref), out, root, refs + 1, budget)
   if (Array.isArray(s.allOf)) for (const part of s.allOf) out = fill(part, out, root, refs + 1, budget)
   if (typeof out !== 'object' || out === null) return out
   if (Array.isArray(out)) {

@@ -6,6 +6,7 @@ import type { ToolManager } from '../../runtime/manager.js'
 import type { JsonSchema, ToolManifestEntry } from '../../runtime/tool.js'
 import { StrictSchemaError, strictForm } from './strict.js'
 import type { JsonSchemaObject } from '../../core/schema-types.js'
+import { resolveLocalRef } from '../../core/json-pointer.js'
 
 /** The part of a `ToolManager` a declaration helper uses. */
 export type ToolDeclarer = Pick<ToolManager, 'manifest'>
@@ -162,23 +163,6 @@ interface Conversion {
   nodes: number
 }
 
-function resolveRef(root: JsonSchemaObject, ref: string): unknown {
-  if (ref === '#') return root
-  if (!ref.startsWith('#/')) return undefined
-  let node: unknown = root
-  for (const raw of ref.slice(2).split('/')) {
-    let key: string
-    try {
-      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~')
-    } catch {
-      return undefined
-    }
-    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined
-    node = (node as Record<string, unknown>)[key]
-  }
-  return node
-}
-
 const cut = (): JsonSchemaObject => ({ description: GEMINI_CUT_DESCRIPTION })
 
 function convert(node: unknown, c: Conversion, refs: number, depth: number): JsonSchemaObject {
@@ -189,7 +173,7 @@ function convert(node: unknown, c: Conversion, refs: number, depth: number): Jso
   if (typeof s.$ref !== 'string') return pick(s, c, refs, depth)
   // a local reference inlined (its sibling keywords apply too); one not local is left open, one too deep or past the budget cut
   const { $ref: ref, ...siblings } = s
-  const target = refs >= MAX_REF_DEPTH || c.nodes > MAX_INLINED_NODES ? cut() : convert(resolveRef(c.root, ref as string), c, refs + 1, depth + 1)
+  const target = refs >= MAX_REF_DEPTH || c.nodes > MAX_INLINED_NODES ? cut() : convert(resolveLocalRef(c.root, ref as string), c, refs + 1, depth + 1)
   return { ...target, ...pick(siblings, c, refs, depth) }
 }
 
