@@ -215,7 +215,7 @@ export interface ContinuedOptions extends CallOptions {
   readonly approvedBy?: PrincipalRef
 }
 
-/** The manager's event listeners as its modules use them (events.ts). */
+/** @internal The manager's event listeners as its modules use them (events.ts). */
 export interface ManagerEvents {
   readonly listeners: { readonly [E in ToolEventName]: readonly unknown[] | undefined }
   emit<E extends ToolEventName>(event: E, payload: ToolEvents[E]): void
@@ -223,7 +223,7 @@ export interface ManagerEvents {
   reportError(callId: string, tool: string, error: unknown): void
 }
 
-/** What the manager's modules share of it (manager.ts builds it), so that none imports manager.ts. */
+/** @internal What the manager's modules share of it (manager.ts builds it), so that none imports manager.ts. */
 export interface ManagerState {
   /** The registered tools by name. */
   readonly tools: ReadonlyMap<string, ToolEntry>
