@@ -17,7 +17,7 @@ import { MemoryStore } from '../src/runtime/store/index.js'
 import type { ImpliedScopes, Principal } from '../src/runtime/principal.js'
 import { principalKey } from '../src/runtime/principal.js'
 import { authInfoOf } from '../src/mcp/auth/auth-info.js'
-import { wiredServerFactory, type ServerWiring } from '../src/mcp/server.js'
+import { wiredServer, type ServerWiring } from '../src/mcp/server.js'
 import { McpTasks, TASK_NOT_FOUND_MESSAGE, type TaskManager } from '../src/mcp/tasks.js'
 import type { ServableManager } from '../src/mcp/meta.js'
 import { RequestStateCodec, principalOf } from '../src/mcp/request-state.js'
@@ -52,7 +52,7 @@ interface Rig {
   readonly runs: string[]
   readonly tasks: McpTasks
   readonly handler: ReturnType<typeof createMcpHandler>
-  readonly factory: ReturnType<typeof wiredServerFactory>
+  readonly factory: ReturnType<typeof wiredServer>['factory']
 }
 
 /** The manager the server gets: `tm`, recording the principal of every call, confirm, resume and cancel. */
@@ -107,7 +107,7 @@ function rig(wiring: Partial<ServerWiring> = {}, older = false): Rig {
   const m = recording(tm, seen)
   if (older) delete (m as { scopesMissing?: unknown }).scopesMissing
   const tasks = McpTasks.open(m, store, { confirmationsAtPage: wiring.confirmationsAtPage === true })!
-  const factory = wiredServerFactory(m, {}, { secret: SECRET, store, tasks, ...wiring })
+  const { factory } = wiredServer(m, {}, { secret: SECRET, store, tasks, ...wiring })
   return { tm, seen, runs, tasks, handler: createMcpHandler(factory, { legacy: 'reject', responseMode: 'auto' }), factory }
 }
 

@@ -24,11 +24,10 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
-  type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server'
 import type { ServableManager } from './meta.js'
-import { callParamsError, wiredServerFactory, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
+import { callParamsError, wiredServer, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
 import { checkOptions, pick } from './options.js'
 import { closeUnfinished, readBody } from './body.js'
@@ -168,7 +167,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const confirmationsAtPage = options.auth?.signIn !== undefined
   const servedTasks = serveTasks(tm, options.store, onError, confirmationsAtPage)
   const tasks = servedTasks?.tasks
-  const factory: McpServerFactory = wiredServerFactory(tm, serverOptions, {
+  const { factory } = wiredServer(tm, serverOptions, {
     ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(tasks === undefined ? {} : { tasks }),

@@ -16,22 +16,13 @@ import {
   type jsonSchemaValidator,
   type McpServerFactory,
   type ServerContext,
-  type Tool,
 } from '@modelcontextprotocol/server'
 import { toMcp } from '../render/mcp.js'
-import type { CallOptions, JsonSchema, ToolDefinition, ToolEvents, ToolManifestEntry } from '../runtime/manager.js'
+import type { CallOptions, ToolEvents } from '../runtime/manager.js'
 import type { CallResult } from '../core/view.js'
 import { clipped } from '../core/redact.js'
 import { MAX_INPUT_VALUES } from '../core/validate.js'
-import {
-  MCP_CALL_ID_META_KEY,
-  MCP_IDEMPOTENCY_KEY_META_KEY,
-  MCP_NEEDS_CONFIRMATION_META_KEY,
-  MCP_REPLAYED_META_KEY,
-  MCP_UNTRUSTED_CONTENT_META_KEY,
-  type ScopeAwareManager,
-  type ServableManager,
-} from './meta.js'
+import { MCP_CALL_ID_META_KEY, MCP_IDEMPOTENCY_KEY_META_KEY, MCP_REPLAYED_META_KEY, type ServableManager } from './meta.js'
 import { callParamsProblem, MCP_ENVELOPE_KEYS, MCP_LEGACY_METHODS, MCP_TASKS_EXTENSION } from './protocol.js'
 import { toolwireVersion } from './module.js'
 import type { ConfirmationLink, ConfirmationLinkInput } from './confirm-page.js'
@@ -43,7 +34,9 @@ import { McpConfirmations, withMeta, type AskedCall, type ConfirmationWiring } f
 import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
 import type { McpTasks } from './tasks.js'
 import { identityOf, withPrincipal, type PrincipalDefaults } from './principal-of.js'
-import { missingScopes, type Principal } from '../runtime/principal.js'
+import type { Principal } from '../runtime/principal.js'
+import { toolListOf, visibleTools } from './tool-list.js'
+import { encodedResult, type DirectCalls } from './direct-call.js'
 
 /**
  * What `serveHttp` and `serveStdio` hand a server factory beyond the options: confirmations'
@@ -66,6 +59,7 @@ export {
 } from './meta.js'
 
 export { MCP_PROTOCOL_VERSION, MCP_LEGACY_PROTOCOL_VERSION } from './protocol.js'
+export { mcpToolOf } from './tool-list.js'
 
 /**
  * The requests a legacy-era server from `createMcpServer` answers (the SDK's `Server` adds
@@ -149,56 +143,9 @@ export const MCP_SERVER_OPTION_RULES: OptionRules = Object.freeze({
   toolListTtlMs: isWaitMs,
 })
 
-/**
- * An MCP `tools/list` entry for a manifest entry.
- *
- * - `inputSchema` and `outputSchema` are passed verbatim (`$schema`, `$defs`,
- *   `additionalProperties` and everything else kept) when they are object schemas
- *   (`type: "object"`), as MCP requires. A boolean `true` input schema becomes
- *   `{ "type": "object" }`; an object schema without `type` gets `type: "object"` added.
- *   A non-object output schema is wrapped as `{ type: "object", properties: { result } }`,
- *   matching how `toMcp` wraps non-object structured output.
- * - hints map to annotations: `readOnly` → `readOnlyHint`, `destructive` →
- *   `destructiveHint`, `idempotent` → `idempotentHint` (only the hints the tool declares).
- * - `_meta`: `"toolwire/untrustedContent": true` for tools marked `untrustedContent`,
- *   `"toolwire/needsConfirmation": true` for tools that need confirmation.
- */
-export function mcpToolOf(entry: ToolManifestEntry): Tool {
-  const tool: Record<string, unknown> = { name: entry.name }
-  if (entry.description !== undefined) tool.description = entry.description
-  tool.inputSchema = objectSchema(entry.inputSchema)
-  if (entry.outputSchema !== undefined) tool.outputSchema = outputObjectSchema(entry.outputSchema)
-  const hints = entry.hints ?? {}
-  const annotations: Record<string, boolean> = {}
-  if (typeof hints.readOnly === 'boolean') annotations.readOnlyHint = hints.readOnly
-  if (typeof hints.destructive === 'boolean') annotations.destructiveHint = hints.destructive
-  if (typeof hints.idempotent === 'boolean') annotations.idempotentHint = hints.idempotent
-  if (Object.keys(annotations).length > 0) tool.annotations = annotations
-  const meta: Record<string, boolean> = {}
-  if (hints.untrustedContent === true) meta[MCP_UNTRUSTED_CONTENT_META_KEY] = true
-  if (entry.needsConfirmation === true) meta[MCP_NEEDS_CONFIRMATION_META_KEY] = true
-  if (Object.keys(meta).length > 0) tool._meta = meta
-  return tool as Tool
-}
-
-function objectSchema(schema: JsonSchema): Record<string, unknown> {
-  if (typeof schema !== 'object' || schema === null) return { type: 'object' }
-  if (schema.type === 'object') return schema as Record<string, unknown>
-  return { ...schema, type: 'object' }
-}
-
-function outputObjectSchema(schema: JsonSchema): Record<string, unknown> {
-  if (typeof schema === 'object' && schema !== null && schema.type === 'object') return schema as Record<string, unknown>
-  if (typeof schema === 'object' && schema !== null && typeof schema.$schema === 'string') {
-    const { $schema, $defs, ...inner } = schema as Record<string, unknown>
-    const wrapped: Record<string, unknown> = { $schema, type: 'object', properties: { result: inner }, required: ['result'] }
-    if ($defs !== undefined) wrapped.$defs = $defs
-    return wrapped
-  }
-  return { type: 'object', properties: { result: schema }, required: ['result'] }
-}
-
 let mcpCallSeq = 0
+/** A call id of an MCP request: unique in this process. */
+const nextMcpCallId = (): string => `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
 
 const require = createRequire(import.meta.url)
 let elicitationAjv: Ajv | undefined
@@ -273,52 +220,6 @@ function checkedResult(result: CallToolResult): CallToolResult {
 /** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
 export type McpEra = 'modern' | 'legacy'
 
-/** The `tools/list` entries of a manager, with the scopes each needs. */
-interface ToolList {
-  /** Every tool, sorted by name: the list of a request without a principal. */
-  readonly tools: Tool[]
-  readonly names: ReadonlySet<string>
-  /** The scopes each tool needs, in `tools`' order (`[]`: none). */
-  readonly scopes: readonly (readonly string[])[]
-  /** Every scope some tool needs, without duplicates (empty: every caller sees every tool). */
-  readonly allScopes: readonly string[]
-}
-
-/**
- * The `tools/list` entries of `tm`, sorted by name, built once for each set of registered
- * tools (the same definitions in the same order answer the list already built). The list is
- * the same for every caller: {@link visibleTools} filters it per request, and nothing filtered
- * is kept.
- */
-function toolListOf(tm: ServableManager): () => ToolList {
-  let defs: readonly ToolDefinition<never>[] = []
-  let built: ToolList | undefined
-  return () => {
-    const now = tm.list()
-    if (built !== undefined && now.length === defs.length && now.every((def, i) => def === defs[i])) return built
-    defs = now
-    const entries = [...tm.manifest()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    const tools = entries.map(mcpToolOf)
-    const scopes = entries.map((entry) => entry.scopes ?? [])
-    built = { tools, names: new Set(tools.map((t) => t.name)), scopes, allScopes: [...new Set(scopes.flat())] }
-    return built
-  }
-}
-
-/**
- * The tools of `list` that `principal` may call: those whose scopes it holds (directly or
- * through the manager's `impliedScopes`: `tm.scopesMissing`, as `tm.call` checks them). Without
- * a principal, every tool, as before.
- */
-function visibleTools(tm: ServableManager, list: ToolList, principal: Principal | undefined): Tool[] {
-  if (principal === undefined || list.allScopes.length === 0) return list.tools
-  const granted = principal.scopes
-  const aware = tm as ServableManager & ScopeAwareManager
-  const allowed = (name: string, scopes: readonly string[]): boolean =>
-    scopes.length === 0 || (aware.scopesMissing === undefined ? missingScopes(granted, scopes).length === 0 : aware.scopesMissing(name, granted)?.length === 0)
-  return list.tools.filter((tool, i) => allowed(tool.name, list.scopes[i]!))
-}
-
 /** Per-call listeners of one manager event, subscribed to `tm` on first use. */
 class CallSinks<E extends 'progress' | 'log'> {
   private readonly sinks = new Map<string, (payload: ToolEvents[E]) => void>()
@@ -381,11 +282,17 @@ class CallSinks<E extends 'progress' | 'log'> {
  *   on a store with tasks advertises the extension and serves them, else every task is "Task not found".
  */
 export function createMcpServerFactory(tm: ServableManager, options: McpServerOptions = {}): McpServerFactory {
-  return wiredServerFactory(tm, options, {})
+  return wiredServer(tm, options, {}).factory
 }
 
-/** {@link createMcpServerFactory} with what `serveHttp` adds (the approval secret, the principal, the tasks). @internal */
-export function wiredServerFactory(tm: ServableManager, options: McpServerOptions, wiring: ServerWiring): McpServerFactory {
+/** A server factory and its direct calls (direct-call.ts). @internal */
+export interface WiredServer {
+  readonly factory: McpServerFactory
+  readonly direct: DirectCalls
+}
+
+/** {@link createMcpServerFactory} with what `serveHttp` and `serveStdio` add (the approval secret, the principal, the tasks), and its direct calls. @internal */
+export function wiredServer(tm: ServableManager, options: McpServerOptions, wiring: ServerWiring): WiredServer {
   checkOptions('createMcpServer', options, MCP_SERVER_OPTION_RULES)
   const confirmations = new McpConfirmations(tm, wiring, options)
   const info = { name: options.name ?? 'toolwire', version: options.version ?? toolwireVersion() }
@@ -393,6 +300,14 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
   const toolList = toolListOf(tm)
   const progressSinks = new CallSinks(tm, 'progress')
   const logSinks = new CallSinks(tm, 'log')
+
+  /** The result of a call that asks the client nothing. */
+  const answerOf = (name: string, view: CallResult, callId: string, replayed: boolean, principal: Principal | undefined): CallToolResult => {
+    if (view.status === 'needs_confirmation') return checkedResult(withMeta(confirmations.unanswered(name, view, principal), { [MCP_CALL_ID_META_KEY]: callId }))
+    const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
+    if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
+    return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
+  }
 
   const callTool = async (server: Server, era: McpEra, request: { params: unknown }, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
     const problem = callParamsProblem(request.params)
@@ -405,7 +320,7 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     // a retry answering input requests (2026-07-28), or the SDK's legacy shim re-entering with the answers (2025):
     // the call it continues keeps its id (sealed in the state), so progress and the result name the one call
     const state = ctx.mcpReq.requestState<RequestState>()
-    const callId = state?.callId ?? `mcp_${process.pid.toString(36)}_${(++mcpCallSeq).toString(36)}`
+    const callId = state?.callId ?? nextMcpCallId()
     const progressToken = ctx.mcpReq._meta?.progressToken
     if (progressToken !== undefined) {
       let last = -Infinity
@@ -452,17 +367,25 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
       // a confirmation or a pending input the client can be asked about: input_required (the shim asks a 2025 client)
       const ask = confirmations.ask(asked, view)
       if (ask !== undefined) return ask
-      if (view.status === 'needs_confirmation') return checkedResult(withMeta(confirmations.unanswered(name, view, identity.principal), { [MCP_CALL_ID_META_KEY]: callId }))
-      const meta: Record<string, unknown> = { [MCP_CALL_ID_META_KEY]: callId }
-      if (view.replayed === true || replayed) meta[MCP_REPLAYED_META_KEY] = true
-      return checkedResult(withMeta(toMcp(view) as unknown as CallToolResult, meta))
+      return answerOf(name, view, callId, replayed, identity.principal)
     } finally {
       progressSinks.delete(callId)
       logSinks.delete(callId)
     }
   }
 
-  return (ctx) => {
+  // a 2026-07-28 tools/call that asks nothing, answered without a Server (direct-call.ts), as callTool answers it
+  const direct: DirectCalls = {
+    serves: (name) => toolList().names.has(name),
+    call: async (name, args, signal) => {
+      const identity = identityOf({}, wiring)
+      const callId = nextMcpCallId()
+      const view = await tm.call(name, args, withPrincipal({ signal, callId }, identity.principal))
+      return encodedResult(answerOf(name, view, callId, false, identity.principal) as unknown as Record<string, unknown>, info)
+    },
+  }
+
+  const factory: McpServerFactory = (ctx) => {
     const era: McpEra = ctx.era
     const server = new Server(info, {
       // logging only for 2026-07-28 clients (deprecated in 2025-11-25 terms: a 2025 client sees none)
@@ -483,6 +406,7 @@ export function wiredServerFactory(tm: ServableManager, options: McpServerOption
     if (era === 'modern') registerTaskHandlers(server, wiring.tasks, wiring)
     return server
   }
+  return { factory, direct }
 }
 
 /**

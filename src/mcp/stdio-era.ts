@@ -42,6 +42,11 @@ function invalidEnvelope(key: string, problem: string): EraRefusal {
 export class StdioEra {
   private opened: Opened = 'nothing'
 
+  /** Whether the connection serves 2026-07-28 (a request checked in that era is served by the pinned 2026 instance). */
+  get modern(): boolean {
+    return this.opened === 'modern'
+  }
+
   check(message: JSONRPCMessage): EraRefusal | undefined {
     const m = message as { id?: unknown; method?: unknown; params?: unknown }
     if (typeof m.method !== 'string' || m.id === undefined) return undefined // notifications and responses

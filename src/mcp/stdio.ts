@@ -10,7 +10,8 @@ import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
 import { readJsonRpcMessage } from './jsonrpc.js'
 import { StdioEra } from './stdio-era.js'
-import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServerFactory, type McpServerOptions } from './server.js'
+import { directRequestOf, errorAnswerOf, type DirectCalls, type DirectRequest } from './direct-call.js'
+import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServer, type McpServerOptions } from './server.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { serveTasks } from './task-serving.js'
 import { checkOptions, isFunction, isObjectWith, isPositiveInteger, isWaitMs, pick, type OptionRules } from './options.js'
@@ -83,6 +84,9 @@ export class StdioLineTransport implements Transport {
   private readonly maxLineValues: number
   private readonly drainTimeoutMs: number
   private readonly pending = new Set<string | number>()
+  /** What `serveStdio` serves without the SDK's dispatch (direct-call.ts), and the abort of each such call in flight. */
+  private direct: DirectCalls | undefined
+  private readonly directs = new Map<string | number, AbortController>()
   /** Ids beyond ±2^53 (`1e21`), carried as aliases and written back as sent. */
   private readonly ids = new WideIds()
   private ending = false
@@ -189,18 +193,51 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(invalidParams.code, invalidParams.message, message.id))
       return
     }
+    // a connection opened in 2026-07-28 by an earlier request: the SDK's entry has pinned its instance
+    const opened = this.era.modern
     const refused = this.era.check(message)
     if (refused !== undefined) {
       this.reply(errorFrame(refused.code, refused.message, message.id, refused.data))
       return
     }
     if (message.method !== undefined && message.id !== undefined) this.pending.add(message.id)
-    else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) this.settle(message.params.requestId)
+    else if (message.method === 'notifications/cancelled' && message.params?.requestId !== undefined) {
+      this.settle(message.params.requestId)
+      this.directs.get(message.params.requestId)?.abort((message.params as { reason?: unknown }).reason)
+    }
+    if (this.direct !== undefined && opened) {
+      const request = directRequestOf(message)
+      if (request !== undefined && this.direct.serves(request.name)) return this.callDirect(this.direct, request)
+    }
     try {
       this.onmessage?.(message)
     } catch (error) {
       this.onerror?.(error as Error)
     }
+  }
+
+  /** Serves `tools/calls` that ask nothing without the SDK's dispatch, answered as it answers them (direct-call.ts). @internal */
+  serveDirect(direct: DirectCalls): void {
+    this.direct = direct
+  }
+
+  /** Runs a direct call; a cancelled one (or one whose connection closed) is not answered, as the SDK answers none. */
+  private callDirect(direct: DirectCalls, request: DirectRequest): void {
+    const controller = new AbortController()
+    this.directs.set(request.id, controller)
+    direct
+      .call(request.name, request.args, controller.signal)
+      .then(
+        (result) => {
+          if (!controller.signal.aborted) this.reply({ result, jsonrpc: '2.0', id: request.id } as JSONRPCMessage)
+        },
+        (error: unknown) => {
+          if (!controller.signal.aborted) this.reply({ jsonrpc: '2.0', id: request.id, error: errorAnswerOf(error) } as JSONRPCMessage)
+        },
+      )
+      .finally(() => {
+        if (this.directs.get(request.id) === controller) this.directs.delete(request.id)
+      })
   }
 
   private reply(frame: JSONRPCMessage): void {
@@ -262,6 +299,9 @@ export class StdioLineTransport implements Transport {
     this.input.off('error', this.onStreamError)
     this.input.pause()
     this.chunks = []
+    const closedError = new Error('Connection closed')
+    for (const controller of this.directs.values()) controller.abort(closedError)
+    this.directs.clear()
     this.onclose?.()
     this.ended()
   }
@@ -313,7 +353,7 @@ export async function serveStdio(tm: ServableManager, options: ServeStdioOptions
   checkOptions('serveStdio', options, SERVE_STDIO_OPTION_RULES)
   const onerror = (error: Error): void => options.onError?.(error)
   const servedTasks = serveTasks(tm, options.store, onerror)
-  const factory = wiredServerFactory(tm, pick(options, MCP_SERVER_OPTION_RULES), {
+  const { factory, direct } = wiredServer(tm, pick(options, MCP_SERVER_OPTION_RULES), {
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(servedTasks === undefined ? {} : { tasks: servedTasks.tasks }),
     owner: '',
@@ -322,6 +362,7 @@ export async function serveStdio(tm: ServableManager, options: ServeStdioOptions
     ...pick(options, STDIO_TRANSPORT_OPTION_RULES),
     maxLineValues: options.maxLineValues ?? frameValueLimit(tm),
   })
+  transport.serveDirect(direct)
   // the entry starts the transport
   const handle = serveStdioEntry(factory, { transport, legacy: 'serve', onerror })
   // once the connection is closed, the task runs it started still record their outcome
