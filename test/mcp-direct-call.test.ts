@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/runtime/manager.js'
 import { serveStdio, StdioLineTransport } from '../src/mcp/stdio.js'
+import { serveHttp } from '../src/mcp/http.js'
 import { directRequestOf, encodedResult, errorAnswerOf, type DirectCalls } from '../src/mcp/direct-call.js'
 import { pending } from '../src/core/helpers.js'
 import type { ToolEvents } from '../src/runtime/manager.js'
@@ -86,9 +87,9 @@ async function connect(tm: ToolManager): Promise<{ send: (frame: unknown) => voi
   }
 }
 
-/** The answer with its generated ids replaced: the call id, and the confirmation id where the text names it. */
+/** The answer with its generated ids replaced: the call id, the confirmation id and the approval link's token. */
 function normalized(line: string): string {
-  let out = line.replace(/mcp_[0-9a-z]+_[0-9a-z]+/g, 'CALL_ID')
+  let out = line.replace(/mcp_[0-9a-z]+_[0-9a-z]+/g, 'CALL_ID').replace(/\/confirm\/[A-Za-z0-9_-]+/g, '/confirm/LINK')
   const confirmId = /"confirmId":"([^"]+)"/.exec(out)?.[1]
   if (confirmId !== undefined) out = out.split(confirmId).join('CONFIRM_ID')
   const requestId = /"id":"(req_[^"\\]+)"/.exec(out.replace(/\\"/g, '"'))?.[1]
@@ -245,5 +246,65 @@ describe('the encoding helpers', () => {
     expect(errorAnswerOf(new Error('x'))).toEqual({ code: -32603, message: 'x' })
     expect(errorAnswerOf({ code: -32002, message: 'gone' })).toEqual({ code: -32602, message: 'gone' })
     expect(errorAnswerOf('text')).toEqual({ code: -32603, message: 'Internal error' })
+  })
+})
+
+describe('direct tools/call over HTTP answers what the SDK answers', () => {
+  const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }
+  /** POSTs `frame` with the exact content type (direct) or one with a charset the SDK accepts too (the SDK's way). */
+  async function post(url: string, frame: Record<string, unknown>, contentType: string, extra: Record<string, string> = {}): Promise<{ status: number; type: string | null; body: string }> {
+    const name = (frame.params as { name: string }).name
+    const r = await fetch(url, { method: 'POST', headers: { ...HEADERS, 'content-type': contentType, 'mcp-name': name, ...extra }, body: JSON.stringify(frame) })
+    return { status: r.status, type: r.headers.get('content-type'), body: normalized(await r.text()) }
+  }
+  const cases: [string, Record<string, unknown>][] = [
+    ['a success', request(1, 'echo', { text: 'hello' })],
+    ['invalid arguments', request(2, 'echo', { text: 5 })],
+    ['a tool that throws', request(3, 'boom', {})],
+    ['a sensitive field, redacted', request(4, 'secret', {})],
+    ['an image part', request(5, 'picture', {})],
+    ['a confirmation the client cannot be asked about', request(6, 'delete', {})],
+    ['a string id', request('h-1', 'plain', {})],
+  ]
+  for (const [what, frame] of cases) {
+    it(what, async () => {
+      const server = await serveHttp(manager().tm, { port: 0, stateless: true })
+      try {
+        const direct = await post(server.url, frame, 'application/json')
+        const sdk = await post(server.url, frame, 'application/json; charset=utf-8')
+        expect(direct).toEqual(sdk)
+        expect(direct.status).toBe(200)
+      } finally {
+        await server.close()
+      }
+    })
+  }
+
+  it("an Mcp-Name that does not match the body goes the SDK's way and is refused", async () => {
+    const server = await serveHttp(manager().tm, { port: 0, stateless: true })
+    try {
+      const answer = await post(server.url, request(1, 'echo', { text: 'a' }), 'application/json', { 'mcp-name': 'plain' })
+      expect(answer.status).toBe(400)
+      expect(answer.body).toContain('Mcp-Name')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('a client that goes away aborts the call (cancelled by signal)', async () => {
+    const { tm, ends, aborted } = manager()
+    const server = await serveHttp(tm, { port: 0, stateless: true })
+    try {
+      const gone = new AbortController()
+      const sent = fetch(server.url, { method: 'POST', signal: gone.signal, headers: { ...HEADERS, 'content-type': 'application/json', 'mcp-name': 'slow' }, body: JSON.stringify(request(1, 'slow', {})) })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      gone.abort()
+      await sent.catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(aborted).toHaveLength(1)
+      expect(ends.find((e) => e.tool === 'slow')?.view).toMatchObject({ status: 'cancelled', by: 'signal' })
+    } finally {
+      await server.close()
+    }
   })
 })

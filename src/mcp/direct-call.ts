@@ -6,6 +6,7 @@
  * result, with the same `_meta` (the call id, the server's identity) and `resultType`. Any
  * other request goes the SDK's way. test/mcp-direct-call.test.ts compares both answers.
  */
+import type { AuthInfo } from '@modelcontextprotocol/server'
 import { MCP_ENVELOPE_KEYS, MCP_PROTOCOL_VERSION } from './protocol.js'
 
 /** A 2026-07-28 `tools/call` the SDK would dispatch unchanged: the tool's name and arguments. */
@@ -15,8 +16,11 @@ export interface DirectRequest {
   readonly args: Record<string, unknown>
 }
 
-/** Runs a direct `tools/call` and answers its encoded result (what the SDK sends as `result`). */
-export type DirectCall = (name: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<Record<string, unknown>>
+/**
+ * Runs a direct `tools/call` for the caller of `authInfo` (over HTTP with a token) and answers
+ * its encoded result (what the SDK sends as `result`).
+ */
+export type DirectCall = (name: string, args: Record<string, unknown>, signal: AbortSignal, authInfo?: AuthInfo) => Promise<Record<string, unknown>>
 
 /** What a served server offers the transports for direct calls. */
 export interface DirectCalls {

@@ -27,6 +27,7 @@ import {
   type Server,
 } from '@modelcontextprotocol/server'
 import type { ServableManager } from './meta.js'
+import { answerDirect, directHttpRequestOf } from './http-direct.js'
 import { callParamsError, wiredServer, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
 import { checkOptions, pick } from './options.js'
@@ -167,7 +168,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
   const confirmationsAtPage = options.auth?.signIn !== undefined
   const servedTasks = serveTasks(tm, options.store, onError, confirmationsAtPage)
   const tasks = servedTasks?.tasks
-  const { factory } = wiredServer(tm, serverOptions, {
+  const { factory, direct } = wiredServer(tm, serverOptions, {
     ...(approvalSecrets === undefined ? {} : { secret: approvalSecrets }),
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(tasks === undefined ? {} : { tasks }),
@@ -347,6 +348,9 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         sendError(res, { status: 406, code: -32000, message: NOT_ACCEPTABLE, id: message.id, ids })
         return
       }
+      // a call that asks nothing, with the headers the SDK accepts as they are: answered without its handler
+      const directly = options.auth === undefined || caller !== undefined ? directHttpRequestOf(req, message, direct) : undefined
+      if (directly !== undefined) return answerDirect(res, directly, direct, caller, ids)
       await forward(req, res, viaModern(caller), message)
       return
     }

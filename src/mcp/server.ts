@@ -377,8 +377,8 @@ export function wiredServer(tm: ServableManager, options: McpServerOptions, wiri
   // a 2026-07-28 tools/call that asks nothing, answered without a Server (direct-call.ts), as callTool answers it
   const direct: DirectCalls = {
     serves: (name) => toolList().names.has(name),
-    call: async (name, args, signal) => {
-      const identity = identityOf({}, wiring)
+    call: async (name, args, signal, authInfo) => {
+      const identity = identityOf(authInfo === undefined ? {} : { http: { authInfo } }, wiring)
       const callId = nextMcpCallId()
       const view = await tm.call(name, args, withPrincipal({ signal, callId }, identity.principal))
       return encodedResult(answerOf(name, view, callId, false, identity.principal) as unknown as Record<string, unknown>, info)

@@ -1,0 +1,51 @@
+/**
+ * A 2026-07-28 `tools/call` over HTTP answered without the SDK's handler (direct-call.ts): when
+ * its standard headers are exactly what the SDK checks them against, it runs directly and is
+ * answered as the SDK answers it: `200`, `application/json`, the JSON-RPC response.
+ * test/mcp-direct-call.test.ts compares both answers.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AuthInfo } from '@modelcontextprotocol/server'
+import { directRequestOf, errorAnswerOf, type DirectCalls, type DirectRequest } from './direct-call.js'
+import type { WideIds } from './ids.js'
+import { MCP_PROTOCOL_VERSION } from './protocol.js'
+
+/** Where the SDK's Base64 form of an `Mcp-Name` value starts: such a header goes the SDK's way. */
+const BASE64_SENTINEL = '=?base64?'
+
+/**
+ * `message` as a direct call when `req` carries it with exactly the headers the SDK would
+ * accept unchanged: `Content-Type: application/json`, `MCP-Protocol-Version: 2026-07-28`,
+ * `Mcp-Method: tools/call` and `Mcp-Name` equal to the tool's name; else undefined.
+ */
+export function directHttpRequestOf(req: IncomingMessage, message: unknown, direct: DirectCalls): DirectRequest | undefined {
+  const h = req.headers
+  if (h['content-type'] !== 'application/json' || h['mcp-protocol-version'] !== MCP_PROTOCOL_VERSION || h['mcp-method'] !== 'tools/call') return undefined
+  const request = directRequestOf(message)
+  if (request === undefined || h['mcp-name'] !== request.name || request.name.startsWith(BASE64_SENTINEL) || !direct.serves(request.name)) return undefined
+  return request
+}
+
+/**
+ * Runs `request` for the caller of `authInfo` and writes its answer; the client going away
+ * first aborts the call (as the SDK's handler does), and nothing is written.
+ */
+export async function answerDirect(res: ServerResponse, request: DirectRequest, direct: DirectCalls, authInfo: AuthInfo | undefined, ids: WideIds): Promise<void> {
+  const controller = new AbortController()
+  const abort = (): void => {
+    if (!res.writableFinished) controller.abort()
+  }
+  res.once('close', abort)
+  let frame: Record<string, unknown>
+  try {
+    frame = { result: await direct.call(request.name, request.args, controller.signal, authInfo), jsonrpc: '2.0', id: request.id }
+  } catch (error) {
+    frame = { jsonrpc: '2.0', id: request.id, error: errorAnswerOf(error) }
+  } finally {
+    res.off('close', abort)
+  }
+  if (controller.signal.aborted) return
+  const text = ids.serialize(frame)
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) })
+  res.end(text)
+}
