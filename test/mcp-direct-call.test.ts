@@ -151,6 +151,7 @@ describe('which requests go direct', () => {
     ['a progress token', request(1, 'echo', {}, envelope({ progressToken: 7 })), false],
     ['a log level', request(1, 'echo', {}, envelope({ 'io.modelcontextprotocol/logLevel': 'info' })), false],
     ['an idempotency key', request(1, 'echo', {}, envelope({ 'toolwire/idempotencyKey': 'k' })), false],
+    ['a trace context', request(1, 'echo', {}, envelope({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })), false],
     ['a client that declares elicitation', request(1, 'echo', {}, envelope({ 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } })), false],
     ['a client that declares the tasks extension', request(1, 'echo', {}, envelope({ 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } })), false],
     ['the 2025 revision', request(1, 'echo', {}, envelope({ 'io.modelcontextprotocol/protocolVersion': '2025-11-25' })), false],

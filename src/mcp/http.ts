@@ -41,9 +41,9 @@ import { httpGate } from './http-gate.js'
 import { messageOfBody } from './http-message.js'
 import { acceptsJsonAndEventStream, hostNameOf, isLoopbackAddress } from './http-checks.js'
 import { MemoryEventStore } from './event-store.js'
-import { SessionTable } from './sessions.js'
+import { sessionClientOf, SessionTable } from './sessions.js'
 import { WideIds } from './ids.js'
-import { headerOnlyRequest, writeResponse } from './web.js'
+import { forwardTo } from './web.js'
 import { ConfirmSignIn } from './auth/signin.js'
 import { CONFIRM_PATH, ConfirmationPages, SharedConfirmationPages, type ConfirmationLinks } from './confirm-page.js'
 import { approvalSecretList } from '../runtime/store/approval.js'
@@ -156,12 +156,7 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
 
   const ids = new WideIds()
 
-  /** Whose sessions these are: the principal's with `auth`, the token's holders when one is set, else the address. */
-  const clientOf = (req: IncomingMessage, caller: AuthInfo | undefined): string => {
-    const key = (caller?.extra as { key?: string } | undefined)?.key
-    if (key !== undefined) return `principal ${key}`
-    return options.token === undefined ? `address ${req.socket.remoteAddress ?? ''}` : 'token'
-  }
+  const clientOf = (req: IncomingMessage, caller: AuthInfo | undefined): string => sessionClientOf(req.socket.remoteAddress, caller, options.token !== undefined)
 
   // one requestState codec for every instance on the approval secret (else this process's key); the principal is the token's
   // with sign-in at the approval page, a confirmation is answered there only: never in a form a token answers
@@ -201,26 +196,8 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
     return { transport, server }
   }
 
-  /** Hands the request (its body already parsed) to an SDK handler, and writes the answer back. */
-  const forward = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    handle: (request: Request, parsedBody: unknown) => Promise<Response>,
-    parsedBody?: unknown,
-  ): Promise<void> => {
-    const aborter = new AbortController()
-    // the client going away before the answer (2026-07-28: closing the stream cancels the call) aborts it
-    const abort = (): void => {
-      if (!res.writableFinished) aborter.abort()
-    }
-    res.once('close', abort)
-    try {
-      const response = await handle(headerOnlyRequest(req, aborter.signal), parsedBody)
-      await writeResponse(res, response, ids, abort)
-    } finally {
-      res.off('close', abort)
-    }
-  }
+  const forward = (req: IncomingMessage, res: ServerResponse, handle: (request: Request, parsedBody: unknown) => Promise<Response>, parsedBody?: unknown): Promise<void> =>
+    forwardTo(req, res, handle, ids, parsedBody)
   // the caller's AuthInfo (with `auth`) travels per request: a session's later request may carry a newer token
   const viaSession = (session: Session, authInfo: AuthInfo | undefined) => (request: Request, parsedBody: unknown) =>
     session.transport.handleRequest(request, { ...(parsedBody === undefined ? {} : { parsedBody }), ...(authInfo === undefined ? {} : { authInfo }) })

@@ -4,6 +4,13 @@
  * out. No MCP SDK import.
  */
 
+/** Whose sessions these are: the principal's (`caller`'s key, with `auth`), the token's holders when one is set, else the address's. */
+export function sessionClientOf(address: string | undefined, caller: { readonly extra?: unknown } | undefined, token: boolean): string {
+  const key = (caller?.extra as { key?: string } | undefined)?.key
+  if (key !== undefined) return `principal ${key}`
+  return token ? 'token' : `address ${address ?? ''}`
+}
+
 /** Bounds of a {@link SessionTable}. */
 export interface SessionLimits {
   /** The most sessions open at once. */

@@ -103,3 +103,28 @@ export function withoutNullId(text: string): string {
     return text
   }
 }
+
+/**
+ * Hands the request (its body already parsed) to an SDK handler, and writes the answer back;
+ * the client going away before the answer aborts the request (2026-07-28: closing the stream
+ * cancels the call).
+ */
+export async function forwardTo(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handle: (request: Request, parsedBody: unknown) => Promise<Response>,
+  ids: WideIds,
+  parsedBody?: unknown,
+): Promise<void> {
+  const aborter = new AbortController()
+  const abort = (): void => {
+    if (!res.writableFinished) aborter.abort()
+  }
+  res.once('close', abort)
+  try {
+    const response = await handle(headerOnlyRequest(req, aborter.signal), parsedBody)
+    await writeResponse(res, response, ids, abort)
+  } finally {
+    res.off('close', abort)
+  }
+}
