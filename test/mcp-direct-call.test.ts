@@ -144,6 +144,103 @@ describe('direct tools/call over stdio answers what the SDK answers', () => {
   }
 })
 
+describe('direct tools/call over stdio, 2025-11-25, answers what the SDK answers', () => {
+  const initialize = (capabilities: Record<string, unknown>, protocolVersion = '2025-11-25'): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: { protocolVersion, capabilities, clientInfo: { name: 'legacy-test', version: '1' } },
+  })
+  const legacy = (id: number | string, name: string, args?: unknown, meta?: Record<string, unknown>): Record<string, unknown> => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, ...(args === undefined ? {} : { arguments: args }), ...(meta === undefined ? {} : { _meta: meta }) },
+  })
+  /** The answer to `frame` as is (direct) and with an empty `_meta` (the SDK's way), both after an initialize without elicitation. */
+  async function bothWays(frame: Record<string, unknown>): Promise<{ sdk: string; direct: string }> {
+    const c = await connect(manager().tm)
+    c.send(initialize({ roots: {} }))
+    await c.answer('init')
+    c.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    c.send(frame)
+    const direct = await c.answer(frame.id as number)
+    const viaSdk = { ...frame, id: `sdk-${String(frame.id)}`, params: { ...(frame.params as object), _meta: {} } }
+    c.send(viaSdk)
+    const sdk = await c.answer(viaSdk.id)
+    await c.close()
+    return { sdk: normalized(sdk).replace(`"id":"sdk-${String(frame.id)}"`, `"id":${JSON.stringify(frame.id)}`), direct: normalized(direct) }
+  }
+  const cases: [string, Record<string, unknown>][] = [
+    ['a success', legacy(1, 'echo', { text: 'hello' })],
+    ['invalid arguments', legacy(2, 'echo', { text: 5 })],
+    ['no arguments', legacy(3, 'echo')],
+    ['a tool that throws', legacy(4, 'boom', {})],
+    ['a sensitive field, redacted', legacy(5, 'secret', {})],
+    ['untrusted content', legacy(6, 'web', {})],
+    ['an image part', legacy(7, 'picture', {})],
+    ['a pending input the client cannot be asked about', legacy(8, 'ask', {})],
+    ['a confirmation the client cannot be asked about', legacy(9, 'delete', {})],
+    ['a string id', legacy('s-2', 'plain', {})],
+  ]
+  for (const [what, frame] of cases) {
+    it(what, async () => {
+      const { sdk, direct } = await bothWays(frame)
+      expect(direct).toBe(sdk)
+    })
+  }
+
+  it('the direct answer is the one a connection without direct calls gives (a client that declares elicitation, a tool that asks nothing)', async () => {
+    const answers: string[] = []
+    for (const capabilities of [{}, { elicitation: {} }]) {
+      const c = await connect(manager().tm)
+      c.send(initialize(capabilities))
+      await c.answer('init')
+      c.send(legacy(1, 'echo', { text: 'same' }))
+      answers.push(normalized(await c.answer(1)))
+      await c.close()
+    }
+    expect(answers[0]).toBe(answers[1])
+  })
+
+  it('goes direct only after an answered 2025-11-25 initialize of a client without elicitation', async () => {
+    /** A transport whose stand-in for the SDK's entry answers initialize with the revision asked for; `seen`: the direct calls. */
+    async function transportOf(): Promise<{ write: (frame: unknown) => void; seen: unknown[]; close: () => Promise<void> }> {
+      const stdin = new PassThrough()
+      const transport = new StdioLineTransport(stdin, new PassThrough())
+      const seen: unknown[] = []
+      transport.serveDirect({ serves: () => true, call: async (name) => (seen.push(name), { content: [] }) })
+      transport.onmessage = (m) => {
+        const r = m as { id?: string | number; method?: string; params?: { protocolVersion?: string } }
+        if (r.method === 'initialize') void transport.send({ jsonrpc: '2.0', id: r.id!, result: { protocolVersion: r.params!.protocolVersion, capabilities: {}, serverInfo: { name: 's', version: '1' } } } as never)
+      }
+      await transport.start()
+      return { write: (frame) => void stdin.write(`${JSON.stringify(frame)}\n`), seen, close: () => transport.close() }
+    }
+    const tick = (): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, 20))
+    const a = await transportOf()
+    a.write(legacy(1, 'before-initialize', {}))
+    a.write(initialize({ elicitation: {} }))
+    await tick()
+    a.write(legacy(2, 'elicitation-declared', {}))
+    await tick()
+    expect(a.seen).toEqual([])
+    await a.close()
+
+    const b = await transportOf()
+    b.write(initialize({}, '2025-06-18'))
+    await tick()
+    b.write(legacy(3, 'older-revision', {}))
+    b.write(initialize({}))
+    await tick()
+    b.write(legacy(4, 'agreed', {}))
+    b.write(legacy(5, 'with-meta', {}, { progressToken: 1 }))
+    await tick()
+    expect(b.seen).toEqual(['agreed'])
+    await b.close()
+  })
+})
+
 describe('which requests go direct', () => {
   const cases: [string, unknown, boolean][] = [
     ['the usual call', request(1, 'echo', { text: 'a' }), true],

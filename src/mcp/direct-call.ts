@@ -7,7 +7,10 @@
  * other request goes the SDK's way. test/mcp-direct-call.test.ts compares both answers.
  */
 import type { AuthInfo } from '@modelcontextprotocol/server'
-import { MCP_ENVELOPE_KEYS, MCP_PROTOCOL_VERSION } from './protocol.js'
+import { MCP_ENVELOPE_KEYS, MCP_LEGACY_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from './protocol.js'
+
+/** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
+export type McpEra = 'modern' | 'legacy'
 
 /** A 2026-07-28 `tools/call` the SDK would dispatch unchanged: the tool's name and arguments. */
 export interface DirectRequest {
@@ -17,10 +20,10 @@ export interface DirectRequest {
 }
 
 /**
- * Runs a direct `tools/call` for the caller of `authInfo` (over HTTP with a token) and answers
- * its encoded result (what the SDK sends as `result`).
+ * Runs a direct `tools/call` of `era` for the caller of `authInfo` (over HTTP with a token) and
+ * answers its result as the SDK encodes it for that era (what it sends as `result`).
  */
-export type DirectCall = (name: string, args: Record<string, unknown>, signal: AbortSignal, authInfo?: AuthInfo) => Promise<Record<string, unknown>>
+export type DirectCall = (name: string, args: Record<string, unknown>, signal: AbortSignal, era: McpEra, authInfo?: AuthInfo) => Promise<Record<string, unknown>>
 
 /** What a served server offers the transports for direct calls. */
 export interface DirectCalls {
@@ -56,29 +59,36 @@ const CLIENT_INFO_KEYS: readonly string[] = ['name', 'version']
  * directRequestOf({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }) // undefined
  */
 export function directRequestOf(message: unknown): DirectRequest | undefined {
-  if (!isPlainObject(message) || message.method !== 'tools/call' || message.jsonrpc !== '2.0' || !onlyKeys(message, REQUEST_KEYS)) return undefined
-  const id = message.id
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined
-  const params = message.params
-  if (!isPlainObject(params) || !onlyKeys(params, PARAMS_KEYS)) return undefined
-  const { name, arguments: given, _meta: meta } = params
-  if (typeof name !== 'string') return undefined
-  if (given !== undefined && !isPlainObject(given)) return undefined
-  if (!isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[MCP_ENVELOPE_KEYS.protocolVersion] !== MCP_PROTOCOL_VERSION) return undefined
+  const call = plainCallOf(message, PARAMS_KEYS)
+  const meta = call?.params._meta
+  if (call === undefined || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[MCP_ENVELOPE_KEYS.protocolVersion] !== MCP_PROTOCOL_VERSION) return undefined
   const capabilities = meta[MCP_ENVELOPE_KEYS.clientCapabilities]
   if (!isPlainObject(capabilities) || !onlyKeys(capabilities, [])) return undefined
   const info = meta[MCP_ENVELOPE_KEYS.clientInfo]
   if (info !== undefined && !(isPlainObject(info) && onlyKeys(info, CLIENT_INFO_KEYS) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined
-  return { id: id as string | number, name, args: given ?? {} }
+  return call.request
+}
+
+/** A JSON-RPC `tools/call` request of plain JSON with a string or safe-integer id and params of only `paramsKeys` (a string `name`, `arguments` an object or none). */
+function plainCallOf(message: unknown, paramsKeys: readonly string[]): { request: DirectRequest; params: Record<string, unknown> } | undefined {
+  if (!isPlainObject(message) || message.method !== 'tools/call' || message.jsonrpc !== '2.0' || !onlyKeys(message, REQUEST_KEYS)) return undefined
+  const id = message.id
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined
+  const params = message.params
+  if (!isPlainObject(params) || !onlyKeys(params, paramsKeys)) return undefined
+  const { name, arguments: given } = params
+  if (typeof name !== 'string' || (given !== undefined && !isPlainObject(given))) return undefined
+  return { request: { id: id as string | number, name, args: given ?? {} }, params }
 }
 
 /**
- * A handler's `tools/call` result as the SDK's 2026-07-28 codec encodes it: `resultType`
- * `complete` when the handler set none, and the server's identity in `_meta` unless the
- * result names one. `_meta` comes first, as the SDK's result schema puts it.
+ * A handler's `tools/call` result as the SDK encodes it. 2026-07-28: `resultType` `complete`
+ * when the handler set none, and the server's identity in `_meta` unless the result names one.
+ * 2025-11-25: the result as it is. `_meta` comes first, as the SDK's result schema puts it.
  */
-export function encodedResult(result: Record<string, unknown>, serverInfo: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function encodedResult(result: Record<string, unknown>, serverInfo: Readonly<Record<string, unknown>>, era: McpEra = 'modern'): Record<string, unknown> {
   const { _meta: meta, ...rest } = result
+  if (era === 'legacy') return meta === undefined ? rest : { _meta: meta, ...rest }
   const typed = rest.resultType === undefined ? { ...rest, resultType: 'complete' } : rest
   if (meta === undefined) return { _meta: { [MCP_ENVELOPE_KEYS.serverInfo]: serverInfo }, ...typed }
   if (!isPlainObject(meta) || meta[MCP_ENVELOPE_KEYS.serverInfo] !== undefined) return { _meta: meta, ...typed }
@@ -95,4 +105,23 @@ export function errorAnswerOf(error: unknown): { code: number; message: string; 
   const answer: { code: number; message: string; data?: unknown } = { code: code === -32002 ? -32602 : code, message: typeof e.message === 'string' ? e.message : 'Internal error' }
   if (e.data !== undefined) answer.data = e.data
   return answer
+}
+
+/**
+ * `message` as a direct call on a 2025-11-25 connection whose `initialize` was answered for a
+ * client that declared no elicitation, or undefined: a JSON-RPC request (a string or
+ * safe-integer id) of `tools/call` with only `name` and `arguments` (an object), no `_meta`.
+ */
+export function legacyDirectRequestOf(message: unknown): DirectRequest | undefined {
+  return plainCallOf(message, LEGACY_PARAMS_KEYS)?.request
+}
+
+const LEGACY_PARAMS_KEYS: readonly string[] = ['name', 'arguments']
+
+/** Whether an `initialize` request opens a connection direct calls may serve: revision 2025-11-25, a client that declares no elicitation. */
+export function initializeAllowsDirect(message: unknown): boolean {
+  const params = isPlainObject(message) ? message.params : undefined
+  if (!isPlainObject(params) || params.protocolVersion !== MCP_LEGACY_PROTOCOL_VERSION) return false
+  const capabilities = params.capabilities
+  return isPlainObject(capabilities) && capabilities.elicitation === undefined
 }

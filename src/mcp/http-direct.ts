@@ -38,7 +38,7 @@ export async function answerDirect(res: ServerResponse, request: DirectRequest, 
   res.once('close', abort)
   let frame: Record<string, unknown>
   try {
-    frame = { result: await direct.call(request.name, request.args, controller.signal, authInfo), jsonrpc: '2.0', id: request.id }
+    frame = { result: await direct.call(request.name, request.args, controller.signal, 'modern', authInfo), jsonrpc: '2.0', id: request.id }
   } catch (error) {
     frame = { jsonrpc: '2.0', id: request.id, error: errorAnswerOf(error) }
   } finally {

@@ -36,7 +36,7 @@ import type { McpTasks } from './tasks.js'
 import { identityOf, withPrincipal, type PrincipalDefaults } from './principal-of.js'
 import type { Principal } from '../runtime/principal.js'
 import { toolListOf, visibleTools } from './tool-list.js'
-import { encodedResult, type DirectCalls } from './direct-call.js'
+import { encodedResult, type DirectCalls, type McpEra } from './direct-call.js'
 
 /**
  * What `serveHttp` and `serveStdio` hand a server factory beyond the options: confirmations'
@@ -217,8 +217,7 @@ function checkedResult(result: CallToolResult): CallToolResult {
   return result
 }
 
-/** Which era a server instance serves: `modern` (2026-07-28) or `legacy` (2025). */
-export type McpEra = 'modern' | 'legacy'
+export type { McpEra } from './direct-call.js'
 
 /** Per-call listeners of one manager event, subscribed to `tm` on first use. */
 class CallSinks<E extends 'progress' | 'log'> {
@@ -377,11 +376,11 @@ export function wiredServer(tm: ServableManager, options: McpServerOptions, wiri
   // a 2026-07-28 tools/call that asks nothing, answered without a Server (direct-call.ts), as callTool answers it
   const direct: DirectCalls = {
     serves: (name) => toolList().names.has(name),
-    call: async (name, args, signal, authInfo) => {
+    call: async (name, args, signal, era, authInfo) => {
       const identity = identityOf(authInfo === undefined ? {} : { http: { authInfo } }, wiring)
       const callId = nextMcpCallId()
       const view = await tm.call(name, args, withPrincipal({ signal, callId }, identity.principal))
-      return encodedResult(answerOf(name, view, callId, false, identity.principal) as unknown as Record<string, unknown>, info)
+      return encodedResult(answerOf(name, view, callId, false, identity.principal) as unknown as Record<string, unknown>, info, era)
     },
   }
 

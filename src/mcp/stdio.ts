@@ -10,7 +10,8 @@ import type { ServableManager } from './meta.js'
 import { WideIds } from './ids.js'
 import { readJsonRpcMessage } from './jsonrpc.js'
 import { StdioEra } from './stdio-era.js'
-import { directRequestOf, errorAnswerOf, type DirectCalls, type DirectRequest } from './direct-call.js'
+import { MCP_LEGACY_PROTOCOL_VERSION } from './protocol.js'
+import { directRequestOf, errorAnswerOf, initializeAllowsDirect, legacyDirectRequestOf, type DirectCalls, type DirectRequest, type McpEra } from './direct-call.js'
 import { callParamsError, frameValueLimit, MCP_FRAME_MAX_VALUES, MCP_SERVER_OPTION_RULES, wiredServer, type McpServerOptions } from './server.js'
 import type { ToolStore } from '../runtime/store/types.js'
 import { serveTasks } from './task-serving.js'
@@ -87,6 +88,9 @@ export class StdioLineTransport implements Transport {
   /** What `serveStdio` serves without the SDK's dispatch (direct-call.ts), and the abort of each such call in flight. */
   private direct: DirectCalls | undefined
   private readonly directs = new Map<string | number, AbortController>()
+  /** A 2025-11-25 connection: the id of its `initialize` while unanswered, then whether its answer lets direct calls serve it. */
+  private initializeId: string | number | undefined
+  private legacyDirect = false
   /** Ids beyond ±2^53 (`1e21`), carried as aliases and written back as sent. */
   private readonly ids = new WideIds()
   private ending = false
@@ -205,9 +209,11 @@ export class StdioLineTransport implements Transport {
       this.settle(message.params.requestId)
       this.directs.get(message.params.requestId)?.abort((message.params as { reason?: unknown }).reason)
     }
-    if (this.direct !== undefined && opened) {
-      const request = directRequestOf(message)
-      if (request !== undefined && this.direct.serves(request.name)) return this.callDirect(this.direct, request)
+    if (this.direct !== undefined) {
+      if (message.method === 'initialize' && message.id !== undefined && !opened && initializeAllowsDirect(message)) this.initializeId = message.id
+      const era: McpEra | undefined = opened ? 'modern' : this.legacyDirect ? 'legacy' : undefined
+      const request = era === 'modern' ? directRequestOf(message) : era === 'legacy' ? legacyDirectRequestOf(message) : undefined
+      if (request !== undefined && this.direct.serves(request.name)) return this.callDirect(this.direct, request, era!)
     }
     try {
       this.onmessage?.(message)
@@ -222,11 +228,11 @@ export class StdioLineTransport implements Transport {
   }
 
   /** Runs a direct call; a cancelled one (or one whose connection closed) is not answered, as the SDK answers none. */
-  private callDirect(direct: DirectCalls, request: DirectRequest): void {
+  private callDirect(direct: DirectCalls, request: DirectRequest, era: McpEra): void {
     const controller = new AbortController()
     this.directs.set(request.id, controller)
     direct
-      .call(request.name, request.args, controller.signal)
+      .call(request.name, request.args, controller.signal, era)
       .then(
         (result) => {
           if (!controller.signal.aborted) this.reply({ result, jsonrpc: '2.0', id: request.id } as JSONRPCMessage)
@@ -272,8 +278,15 @@ export class StdioLineTransport implements Transport {
       sent = this.flushed = new Promise<void>((resolve) => (this.resolveFlushed = resolve))
       process.nextTick(this.flush)
     }
-    const m = message as { id?: string | number; method?: string }
-    if (m.method === undefined && m.id !== undefined) this.settle(m.id)
+    const m = message as { id?: string | number; method?: string; result?: { protocolVersion?: unknown } }
+    if (m.method === undefined && m.id !== undefined) {
+      this.settle(m.id)
+      // the SDK answered this connection's initialize: 2025-11-25 agreed, direct calls may serve it
+      if (m.id === this.initializeId) {
+        this.initializeId = undefined
+        this.legacyDirect = m.result?.protocolVersion === MCP_LEGACY_PROTOCOL_VERSION
+      }
+    }
     return sent
   }
 
