@@ -133,6 +133,7 @@ describe('direct tools/call over stdio answers what the SDK answers', () => {
     ['a string id', request('s-1', 'echo', { text: 'x' })],
     ['a client without clientInfo', request(11, 'echo', { text: 'x' }, { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} })],
     ['an unknown tool (the SDK way both times)', request(12, 'nope', {})],
+    ['an own __proto__ member in the arguments (the SDK way both times)', JSON.parse(`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","__proto__":{"text":1}},"_meta":${JSON.stringify(envelope())}}}`) as Record<string, unknown>],
   ]
   for (const [what, frame] of cases) {
     it(what, async () => {
@@ -260,6 +261,7 @@ describe('which requests go direct', () => {
     ['a fractional id', { ...request(1, 'echo', {}), id: 1.5 }, false],
     ['arguments that are an array', request(1, 'echo', []), false],
     ['a name that is not a string', request(1, 7 as unknown as string, {}), false],
+    ['an own __proto__ member in the arguments (the SDK drops it)', JSON.parse(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","__proto__":{"text":1}},"_meta":${JSON.stringify(envelope())}}}`), false],
     ['a __proto__ member in params', JSON.parse(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","__proto__":{},"_meta":${JSON.stringify(envelope())}}}`), false],
   ]
   for (const [what, message, direct] of cases) {
@@ -267,6 +269,20 @@ describe('which requests go direct', () => {
       expect(directRequestOf(message) !== undefined).toBe(direct)
     })
   }
+
+  it('after a server/discover probe, the first 2026-07-28 call goes direct', async () => {
+    const stdin = new PassThrough()
+    const transport = new StdioLineTransport(stdin, new PassThrough())
+    const seen: string[] = []
+    transport.serveDirect({ serves: () => true, call: async (name) => (seen.push(name), { content: [] }) })
+    transport.onmessage = () => undefined
+    await transport.start()
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: envelope() } })}\n`)
+    stdin.write(`${JSON.stringify(request(1, 'first-call', {}))}\n`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(seen).toEqual(['first-call'])
+    await transport.close()
+  })
 
   it('the transport hands a later 2026-07-28 call of a served tool to the direct calls, anything else to the SDK', async () => {
     const stdin = new PassThrough()

@@ -69,7 +69,7 @@ export function directRequestOf(message: unknown): DirectRequest | undefined {
   return call.request
 }
 
-/** A JSON-RPC `tools/call` request of plain JSON with a string or safe-integer id and params of only `paramsKeys` (a string `name`, `arguments` an object or none). */
+/** A JSON-RPC `tools/call` request of plain JSON with a string or safe-integer id and params of only `paramsKeys` (a string `name`, `arguments` an object without an own `__proto__` member, or none). */
 function plainCallOf(message: unknown, paramsKeys: readonly string[]): { request: DirectRequest; params: Record<string, unknown> } | undefined {
   if (!isPlainObject(message) || message.method !== 'tools/call' || message.jsonrpc !== '2.0' || !onlyKeys(message, REQUEST_KEYS)) return undefined
   const id = message.id
@@ -78,6 +78,8 @@ function plainCallOf(message: unknown, paramsKeys: readonly string[]): { request
   if (!isPlainObject(params) || !onlyKeys(params, paramsKeys)) return undefined
   const { name, arguments: given } = params
   if (typeof name !== 'string' || (given !== undefined && !isPlainObject(given))) return undefined
+  // the SDK's parse of the arguments drops an own `__proto__` member: such a call goes its way
+  if (given !== undefined && Object.hasOwn(given, '__proto__')) return undefined
   return { request: { id: id as string | number, name, args: given ?? {} }, params }
 }
 

@@ -42,9 +42,9 @@ function invalidEnvelope(key: string, problem: string): EraRefusal {
 export class StdioEra {
   private opened: Opened = 'nothing'
 
-  /** Whether the connection serves 2026-07-28 (a request checked in that era is served by the pinned 2026 instance). */
+  /** Whether the connection serves 2026-07-28, or opened with a `server/discover` probe (a later request is checked as 2026-07-28 unless it is `initialize`). */
   get modern(): boolean {
-    return this.opened === 'modern'
+    return this.opened === 'modern' || this.opened === 'probe'
   }
 
   check(message: JSONRPCMessage): EraRefusal | undefined {

@@ -197,7 +197,7 @@ export class StdioLineTransport implements Transport {
       this.reply(errorFrame(invalidParams.code, invalidParams.message, message.id))
       return
     }
-    // a connection opened in 2026-07-28 by an earlier request: the SDK's entry has pinned its instance
+    // a connection opened in 2026-07-28 (or probed with server/discover) by an earlier request: the SDK's entry has answered it
     const opened = this.era.modern
     const refused = this.era.check(message)
     if (refused !== undefined) {
@@ -210,7 +210,7 @@ export class StdioLineTransport implements Transport {
       this.directs.get(message.params.requestId)?.abort((message.params as { reason?: unknown }).reason)
     }
     if (this.direct !== undefined) {
-      if (message.method === 'initialize' && message.id !== undefined && !opened && initializeAllowsDirect(message)) this.initializeId = message.id
+      if (message.method === 'initialize' && message.id !== undefined && !this.era.modern && initializeAllowsDirect(message)) this.initializeId = message.id
       const era: McpEra | undefined = opened ? 'modern' : this.legacyDirect ? 'legacy' : undefined
       const request = era === 'modern' ? directRequestOf(message) : era === 'legacy' ? legacyDirectRequestOf(message) : undefined
       if (request !== undefined && this.direct.serves(request.name)) return this.callDirect(this.direct, request, era!)
