@@ -394,6 +394,38 @@ describe('direct tools/call over HTTP answers what the SDK answers', () => {
     })
   }
 
+  /** POSTs a 2025-11-25 `frame` (no session) with the exact content type (direct on a stateless server) or one with a charset (the SDK's way). */
+  async function postLegacy(url: string, frame: Record<string, unknown>, contentType: string): Promise<{ status: number; type: string | null; body: string }> {
+    const r = await fetch(url, { method: 'POST', headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'content-type': contentType }, body: JSON.stringify(frame) })
+    return { status: r.status, type: r.headers.get('content-type'), body: normalized(await r.text()) }
+  }
+  const legacyCall = (id: number | string, name: string, args?: unknown): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: args === undefined ? { name } : { name, arguments: args } })
+  const legacyCases: [string, Record<string, unknown>][] = [
+    ['a success', legacyCall(1, 'echo', { text: 'hello' })],
+    ['invalid arguments', legacyCall(2, 'echo', { text: 5 })],
+    ['no arguments', legacyCall(3, 'echo')],
+    ['a tool that throws', legacyCall(4, 'boom', {})],
+    ['a sensitive field, redacted', legacyCall(5, 'secret', {})],
+    ['untrusted content', legacyCall(6, 'web', {})],
+    ['an image part', legacyCall(7, 'picture', {})],
+    ['a pending input', legacyCall(8, 'ask', {})],
+    ['a confirmation', legacyCall(9, 'delete', {})],
+    ['a string id', legacyCall('l-1', 'plain', {})],
+  ]
+  for (const [what, frame] of legacyCases) {
+    it(`2025-11-25 without a session (stateless): ${what}`, async () => {
+      const server = await serveHttp(manager().tm, { port: 0, stateless: true })
+      try {
+        const direct = await postLegacy(server.url, frame, 'application/json')
+        const sdk = await postLegacy(server.url, frame, 'application/json; charset=utf-8')
+        expect(direct).toEqual(sdk)
+        expect(direct.status).toBe(200)
+      } finally {
+        await server.close()
+      }
+    })
+  }
+
   it("an Mcp-Name that does not match the body goes the SDK's way and is refused", async () => {
     const server = await serveHttp(manager().tm, { port: 0, stateless: true })
     try {

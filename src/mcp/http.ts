@@ -27,7 +27,7 @@ import {
   type Server,
 } from '@modelcontextprotocol/server'
 import type { ServableManager } from './meta.js'
-import { answerDirect, directHttpRequestOf } from './http-direct.js'
+import { answerDirect, directHttpRequestOf, statelessDirectRequestOf } from './http-direct.js'
 import { callParamsError, wiredServer, frameValueLimit, MCP_SERVER_OPTION_RULES, type McpServerOptions } from './server.js'
 import { claimsModernEnvelope, MCP_LEGACY_METHODS, MCP_MODERN_METHODS, MCP_PROTOCOL_VERSION } from './protocol.js'
 import { checkOptions, pick } from './options.js'
@@ -153,7 +153,6 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
         }
 
   const { hostAllowed, originAllowed, authorized } = httpGate({ checkHost, allowedHosts, allowedOrigins, ...(options.token === undefined ? {} : { token: options.token }) })
-
   const ids = new WideIds()
 
   const clientOf = (req: IncomingMessage, caller: AuthInfo | undefined): string => sessionClientOf(req.socket.remoteAddress, caller, options.token !== undefined)
@@ -327,11 +326,13 @@ export async function serveHttp(tm: ServableManager, options: ServeHttpOptions =
       }
       // a call that asks nothing, with the headers the SDK accepts as they are: answered without its handler
       const directly = options.auth === undefined || caller !== undefined ? directHttpRequestOf(req, message, direct) : undefined
-      if (directly !== undefined) return answerDirect(res, directly, direct, caller, ids)
+      if (directly !== undefined) return answerDirect(res, directly, 'modern', direct, caller, ids)
       await forward(req, res, viaModern(caller), message)
       return
     }
     if (options.stateless === true) {
+      const directly = options.auth === undefined || caller !== undefined ? statelessDirectRequestOf(req, message, direct) : undefined
+      if (directly !== undefined) return answerDirect(res, directly, 'legacy', direct, caller, ids)
       await serveStatelessLegacy(req, res, message, caller)
       return
     }
