@@ -426,6 +426,18 @@ describe('direct tools/call over HTTP answers what the SDK answers', () => {
     })
   }
 
+  it("2025-11-25 without a session: an Accept in capitals goes the SDK's way and is refused 406, nothing runs", async () => {
+    const { tm, ends } = manager()
+    const server = await serveHttp(tm, { port: 0, stateless: true })
+    try {
+      const r = await fetch(server.url, { method: 'POST', headers: { accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM', 'mcp-protocol-version': '2025-11-25', 'content-type': 'application/json' }, body: JSON.stringify(legacyCall(1, 'echo', { text: 'a' })) })
+      expect(r.status).toBe(406)
+      expect(ends).toHaveLength(0)
+    } finally {
+      await server.close()
+    }
+  })
+
   it("an Mcp-Name that does not match the body goes the SDK's way and is refused", async () => {
     const server = await serveHttp(manager().tm, { port: 0, stateless: true })
     try {

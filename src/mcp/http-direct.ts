@@ -36,7 +36,10 @@ export function directHttpRequestOf(req: IncomingMessage, message: unknown, dire
  */
 export function statelessDirectRequestOf(req: IncomingMessage, message: unknown, direct: DirectCalls): DirectRequest | undefined {
   const h = req.headers
-  if (h['content-type'] !== 'application/json' || h['mcp-protocol-version'] !== MCP_LEGACY_PROTOCOL_VERSION || h['mcp-session-id'] !== undefined || !acceptsJsonAndEventStream(h.accept)) return undefined
+  // the SDK's 2025 transport reads Accept case-sensitively: another spelling goes its way (a 406)
+  const accept = h.accept
+  if (h['content-type'] !== 'application/json' || h['mcp-protocol-version'] !== MCP_LEGACY_PROTOCOL_VERSION || h['mcp-session-id'] !== undefined) return undefined
+  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream') || !acceptsJsonAndEventStream(accept)) return undefined
   const request = legacyDirectRequestOf(message)
   return request !== undefined && direct.serves(request.name) ? request : undefined
 }
