@@ -162,8 +162,22 @@ export function shapeProblem(value: unknown, depth: number, values: number): 'de
  */
 function measure(value: unknown, depth: number, values: number): number | 'deep' | 'large' {
   if (typeof value !== 'object' || value === null) return 1
-  const stack: [object, number][] = [[value, 1]]
   let count = 1
+  let stack: [object, number][]
+  if (Array.isArray(value) || ArrayBuffer.isView(value) || depth < 1) {
+    stack = [[value, 1]]
+  } else {
+    // the usual input, an object of primitives, is counted without the stack the walk below needs
+    const keys = Object.keys(value)
+    if ((count += keys.length) > values) return 'large'
+    let nested: [object, number][] | undefined
+    for (const key of keys) {
+      const child = (value as Record<string, unknown>)[key]
+      if (typeof child === 'object' && child !== null) (nested ??= []).push([child, 2])
+    }
+    if (nested === undefined) return count
+    stack = nested
+  }
   while (stack.length > 0) {
     const [node, level] = stack.pop()!
     if (level > depth) return 'deep'

@@ -59,6 +59,10 @@ export class Admission {
    */
   callJson(name: string, argsText: string, options: CallOptions | undefined): Promise<CallResult> {
     try {
+      // the usual call: no options, a tool that is there, a flat object of its members (flat-args.ts)
+      const entry = options === undefined && typeof name === 'string' && typeof argsText === 'string' ? this.state.tools.get(name) : undefined
+      const flat = entry?.parseArgs?.(argsText)
+      if (flat !== undefined) return this.startView(name, this.admitTool(entry!, flat, undefined, 'view', argsText.length))
       const input = parseArgs(argsText, this.compiler.maxInputValues)
       if (!(input instanceof ToolResult)) return this.call(name, input, options, argsText.length)
       const opts = readOptions(options)
@@ -115,7 +119,10 @@ export class Admission {
 
   /** Admits batch entry `index` and starts it into `sink`, or puts its early view there. */
   private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
-    const input = c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
+    // as in `callJson`: an entry without options, of a tool that is there, with flat arguments skips JSON.parse
+    const entry = c.options === undefined && typeof c.name === 'string' ? this.state.tools.get(c.name) : undefined
+    const flat = entry !== undefined && typeof c.args === 'string' ? entry.parseArgs?.(c.args) : undefined
+    const input = flat !== undefined ? flat : c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
     let admitted: Admitted
     if (input instanceof ToolResult) {
       const opts = readOptions(c.options)
@@ -123,7 +130,6 @@ export class Admission {
     } else {
       const textLength = typeof c.args === 'string' ? c.args.length : -1
       // as in `call`: an entry without options of a tool that is there goes straight to its check
-      const entry = c.options === undefined && typeof c.name === 'string' ? this.state.tools.get(c.name) : undefined
       admitted = entry !== undefined ? this.admitTool(entry, input, undefined, 'view', textLength) : this.admitChecked(c.name, input, c.options, 'view', textLength)
     }
     if (admitted instanceof Call) admitted.startInto(sink, index)
