@@ -57,10 +57,15 @@ export function flatArgsParserOf(schema: unknown, maxValues: number): FlatArgsPa
   }
 }
 
+/** The code unit at `i`, or -1 past the end (a read past the end would make V8 recompile the parser slower). */
+function codeAt(text: string, i: number): number {
+  return i < text.length ? text.charCodeAt(i) : -1
+}
+
 /** Skips JSON whitespace from `i`; the index of the next other character. */
 function skip(text: string, i: number): number {
-  let c = text.charCodeAt(i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
+  let c = codeAt(text, i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = codeAt(text, ++i)
   return i
 }
 
@@ -69,31 +74,31 @@ function nameAt(text: string, i: number, names: readonly string[], hint: number)
   const n = names.length
   for (let j = 0, k = hint; j < n; j++, k = k + 1 === n ? 0 : k + 1) {
     const name = names[k]!
-    if (text.charCodeAt(i + name.length) === 0x22 && text.startsWith(name, i)) return k
+    if (codeAt(text, i + name.length) === 0x22 && text.startsWith(name, i)) return k
   }
   return -1
 }
 
 /** Where a JSON number starting at `i` ends, or -1 when the text there is not one. */
 function numberEnd(text: string, i: number): number {
-  let c = text.charCodeAt(i)
-  if (c === 0x2d) c = text.charCodeAt(++i)
-  if (c === 0x30) c = text.charCodeAt(++i)
+  let c = codeAt(text, i)
+  if (c === 0x2d) c = codeAt(text, ++i)
+  if (c === 0x30) c = codeAt(text, ++i)
   else if (c >= 0x31 && c <= 0x39) {
-    do c = text.charCodeAt(++i)
+    do c = codeAt(text, ++i)
     while (c >= 0x30 && c <= 0x39)
   } else return -1
   if (c === 0x2e) {
-    c = text.charCodeAt(++i)
+    c = codeAt(text, ++i)
     if (!(c >= 0x30 && c <= 0x39)) return -1
-    do c = text.charCodeAt(++i)
+    do c = codeAt(text, ++i)
     while (c >= 0x30 && c <= 0x39)
   }
   if (c === 0x65 || c === 0x45) {
-    c = text.charCodeAt(++i)
-    if (c === 0x2b || c === 0x2d) c = text.charCodeAt(++i)
+    c = codeAt(text, ++i)
+    if (c === 0x2b || c === 0x2d) c = codeAt(text, ++i)
     if (!(c >= 0x30 && c <= 0x39)) return -1
-    do c = text.charCodeAt(++i)
+    do c = codeAt(text, ++i)
     while (c >= 0x30 && c <= 0x39)
   }
   return i
@@ -104,11 +109,11 @@ function numberOf(text: string, start: number, end: number): number {
   // up to 15 digits without a fraction or exponent: exact as an integer sum
   if (end - start <= 15) {
     let i = start
-    const negative = text.charCodeAt(i) === 0x2d
+    const negative = codeAt(text, i) === 0x2d
     if (negative) i++
     let n = 0
     for (; i < end; i++) {
-      const d = text.charCodeAt(i) - 0x30
+      const d = codeAt(text, i) - 0x30
       if (d < 0 || d > 9) return Number(text.slice(start, end))
       n = n * 10 + d
     }
@@ -120,28 +125,28 @@ function numberOf(text: string, start: number, end: number): number {
 function parseFlat(text: string, names: readonly string[]): Record<string, unknown> | undefined {
   const end = text.length
   let i = skip(text, 0)
-  if (text.charCodeAt(i) !== 0x7b) return undefined
+  if (codeAt(text, i) !== 0x7b) return undefined
   const out: Record<string, unknown> = {}
   i = skip(text, i + 1)
-  if (text.charCodeAt(i) === 0x7d) return skip(text, i + 1) === end ? out : undefined
+  if (codeAt(text, i) === 0x7d) return skip(text, i + 1) === end ? out : undefined
   let seen = 0
   let hint = 0
   for (;;) {
-    if (text.charCodeAt(i) !== 0x22) return undefined
+    if (codeAt(text, i) !== 0x22) return undefined
     const k = nameAt(text, i + 1, names, hint)
     if (k < 0 || (seen & (1 << k)) !== 0) return undefined
     seen |= 1 << k
     hint = k + 1 === names.length ? 0 : k + 1
     i = skip(text, i + names[k]!.length + 2)
-    if (text.charCodeAt(i) !== 0x3a) return undefined
+    if (codeAt(text, i) !== 0x3a) return undefined
     i = skip(text, i + 1)
-    const c = text.charCodeAt(i)
+    const c = codeAt(text, i)
     let value: unknown
     if (c === 0x22) {
       const start = ++i
       for (;;) {
         if (i >= end) return undefined
-        const d = text.charCodeAt(i)
+        const d = codeAt(text, i)
         if (d === 0x22) break
         if (d < 0x20 || d === 0x5c) return undefined
         i++
@@ -164,7 +169,7 @@ function parseFlat(text: string, names: readonly string[]): Record<string, unkno
     } else return undefined
     out[names[k]!] = value
     i = skip(text, i)
-    const next = text.charCodeAt(i)
+    const next = codeAt(text, i)
     if (next === 0x2c) {
       i = skip(text, i + 1)
       continue
