@@ -2,8 +2,10 @@
 //   T1  tm.callJson ≤ 1.5× the floor row, and the fastest validating peer ≥ 1.25× slower
 //   T2  tm.call, the same
 //   T3  tm.callMany of 100 ≤ 0.6× T1 per call
-// Every ratio of T1/T2 is the median of per-round ratios (the rows are interleaved in each
-// round of one process); T3 divides two medians (group 2 and group 1 run in separate processes).
+// Every ratio is the median of per-round ratios of rows interleaved in each round of one process:
+// T3 divides tm.callMany by T1's call timed beside it in group 2 ("tm.callJson, one at a time"). The
+// same code runs 1.0× to 1.6× as fast in one process as in another on this machine, so a ratio of
+// two processes' medians (group 2's over group 1's, printed beside it) says little.
 
 const FLOOR = 'hand-written + result guarantees (floor)';
 const PEER_FAMILIES = new Set(['ai', 'mcp', 'openai-agents', 'langchain']);
@@ -50,11 +52,20 @@ export function targetsOf(result) {
         peerOverTw,
       });
     }
-    const batch = tableOf(result, 2, 'batch100')?.rows.find((r) => r.name === 'toolwire tm.callMany' && r.status === 'ok');
+    const batchRows = tableOf(result, 2, 'batch100')?.rows ?? [];
+    const batch = batchRows.find((r) => r.name === 'toolwire tm.callMany' && r.status === 'ok');
+    const oneAtATime = batchRows.find((r) => r.name === 'toolwire tm.callJson, one at a time' && r.status === 'ok');
     const t1 = row('toolwire tm.callJson');
-    if (batch !== undefined && t1 !== undefined) {
-      const ratio = batch.median / t1.median;
-      out.push({ id: 'T3', target: 'tm.callMany of 100 ≤ 0.6× T1 per call', measured: `${Math.round(batch.median)} ns per call = ${ratio.toFixed(2)}× T1`, met: ratio <= 0.6, ratio });
+    if (batch !== undefined && oneAtATime !== undefined) {
+      const ratio = paired(batch, oneAtATime);
+      const across = t1 === undefined ? '' : `; group 2's median over group 1's ${(batch.median / t1.median).toFixed(2)}×`;
+      out.push({
+        id: 'T3',
+        target: 'tm.callMany of 100 ≤ 0.6× T1 per call',
+        measured: `${Math.round(batch.median)} ns per call = ${ratio.toFixed(2)}× T1's call in the same process (${Math.round(oneAtATime.median)} ns)${across}`,
+        met: ratio <= 0.6,
+        ratio,
+      });
     }
   }
   return out;

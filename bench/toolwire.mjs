@@ -38,9 +38,18 @@ export async function candidates(ctx) {
     case 2: {
       const a = manager(ctx, 'batch')
       const m = manager(ctx, 'callMany')
+      const s = manager(ctx, 'one at a time')
       const n = ctx.batchSize
       const turn = Array.from({ length: n }, () => ({ name, args: ctx.argsText }))
       return [
+        {
+          name: 'toolwire tm.callJson, one at a time',
+          notes: `${n} tm.callJson awaited one after another: T1's call, timed in this process (T3 divides tm.callMany by it)`,
+          run: async () => {
+            for (let i = 0; i < n; i++) await s.callJson(name, ctx.argsText)
+          },
+          check: async (text) => expectOk(await s.callJson(name, text)),
+        },
         {
           name: 'toolwire tm.callMany',
           notes: `one tm.callMany of ${n} calls (JSON text), views in order`,
