@@ -168,3 +168,49 @@ describe('who called and who approved', () => {
     })
   })
 })
+
+describe('the input an evidence record keeps', () => {
+  it('is the input as the model sent it, redacted, even when the body changes its input in place', async () => {
+    const records: EvidenceRecord[] = []
+    const tm = new ToolManager({ evidence: { append: (r) => void records.push(r), readAll: async () => records } })
+    tm.register({
+      name: 'normalize',
+      description: 'lower-cases an email in place',
+      inputSchema: { type: 'object', properties: { email: { type: 'string' }, password: { type: 'string' }, tags: { type: 'array' } } },
+      run: (input: { email: string; password?: string; tags?: string[] }) => {
+        input.email = input.email.toLowerCase()
+        input.password = 'changed'
+        input.tags?.push('added')
+        return 'done'
+      },
+    })
+    await tm.callJson('normalize', '{"email":"A@B.C","password":"hunter2","tags":["x"]}')
+    await tm.call('normalize', { email: 'D@E.F', tags: [] })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(records.map((r) => r.input)).toEqual([
+      { email: 'A@B.C', password: '[redacted]', tags: ['x'] },
+      { email: 'D@E.F', tags: [] },
+    ])
+  })
+
+  describe.each(kinds)('with the $name store, whose record is written with the settled key', (kind) => {
+    it.skipIf(kind.skip)('is the same', async () => {
+      await withStores(kind, async (open) => {
+        const tm = new ToolManager({ store: await open() })
+        tm.register({
+          name: 'normalize',
+          description: 'lower-cases an email in place',
+          inputSchema: { type: 'object', properties: { email: { type: 'string' } } },
+          run: (input: { email: string }) => {
+            input.email = input.email.toLowerCase()
+            return 'done'
+          },
+        })
+        const view = await tm.callJson('normalize', '{"email":"A@B.C"}', { idempotencyKey: 'k1' })
+        expect(view.status).toBe('ok')
+        const mine = (await (await open()).readEvidence()).filter((r) => r.callId === view.callId)
+        expect(mine.map((r) => r.input)).toEqual([{ email: 'A@B.C' }])
+      })
+    })
+  })
+})

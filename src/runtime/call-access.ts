@@ -54,6 +54,8 @@ export class CallExtras {
   ticket: LedgerTicket | undefined = undefined
   /** Store writes the view waits for (parking, the ledger), so that what it hands out is already durable. */
   wait: Promise<unknown> | undefined = undefined
+  /** The input, redacted, as the call started: its evidence record says what the model sent, whatever the body did to its input. */
+  evidenceInput: JsonValue | undefined = undefined
   /** What the body kept for its resume (`keepForResume`), parked with its suspension. */
   kept: JsonValue | undefined = undefined
   /** What the suspension this run continues kept (`resumeStateOf`). */

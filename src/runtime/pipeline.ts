@@ -9,7 +9,7 @@ import type { Call } from './call.js'
 import { breaker, concurrency, confirmation, permission, scopes, startQueued } from './stages/gates.js'
 import { ledger, ledgerEnd, ledgerEndWithEvidence } from './stages/ledger.js'
 import { breakerEnd, callEnd, evidence, metricsEnd, outputCheck, spanEnd } from './stages/settle.js'
-import { callStart, metricsStart, spanProbe, spanStart } from './stages/start.js'
+import { callStart, evidenceInput, metricsStart, spanProbe, spanStart } from './stages/start.js'
 import { Limiter } from './limiter.js'
 import type { Pipeline, Stage, ToolEntry } from './types.js'
 
@@ -33,6 +33,7 @@ export function compose(entry: Omit<ToolEntry, 'pipeline'>, features: PipelineFe
   if (features.callStart) start.push(callStart)
   if (features.tracer) start.push(spanStart)
   else if (features.tracerProbe) start.push(spanProbe)
+  if (features.evidence) start.push(evidenceInput)
   const gates: Stage<Call>[] = []
   if (entry.scopes.length !== 0) gates.push(scopes)
   if (entry.permissionHooks.length !== 0) gates.push(permission)

@@ -78,7 +78,7 @@ export function evidenceRecordOf(c: Call, result: ToolResult, durationMs: number
   return {
     callId: c.callId,
     tool: entry.name,
-    input: redact(access.input(c), entry.sensitive),
+    input: access.extras(c)?.evidenceInput ?? redact(access.input(c), entry.sensitive),
     result: redact(raw, entry.sensitive),
     status,
     startedAt: new Date(startMs).toISOString(),

@@ -4,6 +4,7 @@
  */
 import { CALL_ACCESS as access, type Call } from '../call.js'
 import { principalRef } from '../principal.js'
+import { redact } from '../../core/redact.js'
 
 /** Counts the call as started (in-flight gauge). */
 export function metricsStart(c: Call): void {
@@ -41,4 +42,9 @@ export function spanStart(c: Call): void {
 /** While the tracer has no provider: asks now and then whether one was registered (then starts the span). */
 export function spanProbe(c: Call): void {
   if (access.host(c).tracerReady(access.clock(c))) spanStart(c)
+}
+
+/** With an evidence store: the input as the call starts, redacted, for its record (a body may change its input in place). */
+export function evidenceInput(c: Call): void {
+  access.more(c).evidenceInput = redact(access.input(c), access.entry(c).sensitive)
 }
