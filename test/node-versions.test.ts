@@ -129,18 +129,37 @@ describe('bench/targets.mjs targetsOf', () => {
           },
         ],
       },
-      { group: 2, tables: [{ key: 'batch100', rows: [row('toolwire tm.callMany', 'toolwire', [700, 800, 900])] }] },
+      {
+        group: 2,
+        tables: [
+          {
+            key: 'batch100',
+            rows: [
+              // per round against T1's call in the same process: 0.5, 0.4, 0.9 -> median 0.5 (the ratio of medians would be 800/1400)
+              row('toolwire tm.callMany', 'toolwire', [700, 800, 900]),
+              row('toolwire tm.callJson, one at a time', 'toolwire', [1400, 2000, 1000]),
+            ],
+          },
+        ],
+      },
     ],
   }
 
-  it('gives T1 and T2 as medians of per-round ratios to the floor and to the fastest validating peer, and T3 against T1', () => {
+  it('gives T1 and T2 as medians of per-round ratios to the floor and to the fastest validating peer, and T3 against T1 in its own process', () => {
     const [t1, t2, t3] = targetsOf(result)
     expect(t1).toMatchObject({ id: 'T1', overFloor: 1.4, peer: 'ai: jsonSchema + ajv validate', met: true })
     expect(t1.peerOverTw).toBeCloseTo(1.3077, 3) // 1.5, 1.03, 1.31
     expect(t2).toMatchObject({ id: 'T2', met: false }) // 1.6, 1.7, 1.7 over the floor
     expect(t2.overFloor).toBeCloseTo(1.7, 5)
-    expect(t3).toMatchObject({ id: 'T3', met: true }) // 800 / 1400 = 0.57
-    expect(t3.ratio).toBeCloseTo(800 / 1400, 5)
+    expect(t3).toMatchObject({ id: 'T3', met: true })
+    expect(t3.ratio).toBeCloseTo(0.5, 5)
+    // the two processes' ratio is shown beside it, not judged
+    expect(t3.measured).toContain("group 2's median over group 1's 0.57×")
     expect(formatTargets([t1, t2, t3]).split('\n').slice(1, 3)).toEqual(['Targets (issue #24)', '| # | target | measured | met? |'])
+  })
+
+  it("gives no T3 when group 2 lacks T1's call timed beside tm.callMany", () => {
+    const without = { groups: [result.groups[0]!, { group: 2, tables: [{ key: 'batch100', rows: [row('toolwire tm.callMany', 'toolwire', [700, 800, 900])] }] }] }
+    expect(targetsOf(without).map((t: { id: string }) => t.id)).toEqual(['T1', 'T2'])
   })
 })
