@@ -163,42 +163,34 @@ export function shapeProblem(value: unknown, depth: number, values: number): 'de
 function measure(value: unknown, depth: number, values: number): number | 'deep' | 'large' {
   if (typeof value !== 'object' || value === null) return 1
   let count = 1
-  let stack: [object, number][]
-  if (Array.isArray(value) || ArrayBuffer.isView(value) || depth < 1) {
-    stack = [[value, 1]]
-  } else {
-    // the usual input, an object of primitives, is counted without the stack the walk below needs
-    const keys = Object.keys(value)
-    if ((count += keys.length) > values) return 'large'
-    let nested: [object, number][] | undefined
-    for (const key of keys) {
-      const child = (value as Record<string, unknown>)[key]
-      if (typeof child === 'object' && child !== null) (nested ??= []).push([child, 2])
-    }
-    if (nested === undefined) return count
-    stack = nested
-  }
-  while (stack.length > 0) {
-    const [node, level] = stack.pop()!
+  // the node measured now and its level; the rest wait on a stack, made only when a child nests
+  // (the usual input, an object of primitives, is counted without one)
+  let node: object = value
+  let level = 1
+  let stack: [object, number][] | undefined
+  for (;;) {
     if (level > depth) return 'deep'
     if (Array.isArray(node)) {
       // the length first: a sparse array of 2**32 - 1 is measured, not walked
       if ((count += node.length) > values) return 'large'
       for (const child of node as unknown[]) {
-        if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
+        if (typeof child === 'object' && child !== null) (stack ??= []).push([child, level + 1])
       }
-      continue
+    } else {
+      // a typed array is measured before its elements are enumerated
+      if (ArrayBuffer.isView(node) && (count += (node as { length?: number }).length ?? 0) > values) return 'large'
+      const keys = Object.keys(node)
+      if ((count += keys.length) > values) return 'large'
+      for (const key of keys) {
+        const child = (node as Record<string, unknown>)[key]
+        if (typeof child === 'object' && child !== null) (stack ??= []).push([child, level + 1])
+      }
     }
-    // a typed array is measured before its elements are enumerated
-    if (ArrayBuffer.isView(node) && (count += (node as { length?: number }).length ?? 0) > values) return 'large'
-    const keys = Object.keys(node)
-    if ((count += keys.length) > values) return 'large'
-    for (const key of keys) {
-      const child = (node as Record<string, unknown>)[key]
-      if (typeof child === 'object' && child !== null) stack.push([child, level + 1])
-    }
+    const next = stack?.pop()
+    if (next === undefined) return count
+    node = next[0]
+    level = next[1]
   }
-  return count
 }
 
 /**

@@ -61,8 +61,12 @@ export class Admission {
     try {
       // the usual call: no options, a tool that is there, a flat object of its members (flat-args.ts)
       const entry = options === undefined && typeof name === 'string' && typeof argsText === 'string' ? this.state.tools.get(name) : undefined
-      const flat = entry?.parseArgs?.(argsText)
-      if (flat !== undefined) return this.startView(name, this.admitTool(entry!, flat, undefined, 'view', argsText.length))
+      if (entry !== undefined) {
+        const flat = entry.parseArgs?.(argsText)
+        const parsed = flat !== undefined ? flat : parseArgs(argsText, this.compiler.maxInputValues)
+        if (parsed instanceof ToolResult) return settleEarly(this.state, name, undefined, parsed)
+        return this.startView(name, this.admitTool(entry, parsed, undefined, 'view', argsText.length))
+      }
       const input = parseArgs(argsText, this.compiler.maxInputValues)
       if (!(input instanceof ToolResult)) return this.call(name, input, options, argsText.length)
       const opts = readOptions(options)
