@@ -15,6 +15,7 @@ import { refusalError, toolError, ToolResult } from '../core/result.js'
 import { duplicateCallIdText, REFUSALS, unknownToolText } from '../core/texts.js'
 import { clipped } from '../core/redact.js'
 import { wellFormed } from '../core/json.js'
+import { parseFlatArgs } from '../core/flat-args.js'
 import type { Issue, SchemaCompiler } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
 import type { CallOptions } from './tool.js'
@@ -62,7 +63,7 @@ export class Admission {
       // the usual call: no options, a tool that is there, a flat object of its members (flat-args.ts)
       const entry = options === undefined && typeof name === 'string' && typeof argsText === 'string' ? this.state.tools.get(name) : undefined
       if (entry !== undefined) {
-        const flat = entry.parseArgs?.(argsText)
+        const flat = entry.flatArgs !== undefined ? parseFlatArgs(argsText, entry.flatArgs) : undefined
         const parsed = flat !== undefined ? flat : parseArgs(argsText, this.compiler.maxInputValues)
         if (parsed instanceof ToolResult) return settleEarly(this.state, name, undefined, parsed)
         return this.startView(name, this.admitTool(entry, parsed, undefined, 'view', argsText.length))
@@ -125,7 +126,7 @@ export class Admission {
   private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
     // as in `callJson`: an entry without options, of a tool that is there, with flat arguments skips JSON.parse
     const entry = c.options === undefined && typeof c.name === 'string' ? this.state.tools.get(c.name) : undefined
-    const flat = entry !== undefined && typeof c.args === 'string' ? entry.parseArgs?.(c.args) : undefined
+    const flat = entry?.flatArgs !== undefined && typeof c.args === 'string' ? parseFlatArgs(c.args, entry.flatArgs) : undefined
     const input = flat !== undefined ? flat : c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
     let admitted: Admitted
     if (input instanceof ToolResult) {

@@ -8,7 +8,7 @@ import { compose, limiterOf, type PipelineFeatures } from './pipeline.js'
 import { outcomeCallbackOf } from './outcome.js'
 import { checkToolName, prepareSchemas } from '../core/schema-source.js'
 import { sensitiveKeys } from '../core/redact.js'
-import { flatArgsParserOf } from '../core/flat-args.js'
+import { flatArgNamesOf } from '../core/flat-args.js'
 import { isScopeToken, type ImpliedScopes } from './principal.js'
 import type { SchemaCompiler } from '../core/validate.js'
 import type { MetricsBuffer } from '../observe/metrics.js'
@@ -155,7 +155,7 @@ export class Registry {
       def: schemas.def as ToolDefinition<never>,
       name,
       validate: schemas.validate,
-      parseArgs: flatArgsParserOf(schemas.def.inputSchema, compiler.maxInputValues),
+      flatArgs: flatArgNamesOf(schemas.def.inputSchema, compiler.maxInputValues),
       validateOutput: schemas.validateOutput,
       untrusted: tool.hints?.untrustedContent === true,
       timeoutMs: tool.timeoutMs ?? managerOptions.timeoutMs,

@@ -13,7 +13,7 @@ import type { OutcomeDiagnostics, OutcomeInvocation } from './outcome.js'
 import type { CallOptions, PermissionHook, ToolContext, ToolDefinition, ToolLogLevel } from './tool.js'
 import type { ToolResult } from '../core/result.js'
 import type { Issue, Validator } from '../core/validate.js'
-import type { FlatArgsParser } from '../core/flat-args.js'
+import type { FlatArgNames } from '../core/flat-args.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
 import type { ImpliedScopes, Principal, PrincipalRef } from './principal.js'
@@ -149,8 +149,8 @@ export interface ToolEntry {
   readonly def: ToolDefinition<never>
   readonly name: string
   readonly validate: Validator
-  /** Reads the usual argument text (a flat object of the schema's members) without `JSON.parse`; `undefined`: every text takes `JSON.parse`. */
-  readonly parseArgs: FlatArgsParser | undefined
+  /** The names the usual argument text (a flat object of the schema's members) is read with, without `JSON.parse` (flat-args.ts); `undefined`: every text takes `JSON.parse`. */
+  readonly flatArgs: FlatArgNames | undefined
   readonly validateOutput: Validator | undefined
   readonly untrusted: boolean
   /** The tool's timeout, else the manager's. */
