@@ -65,6 +65,35 @@ describe('tm.callMany', () => {
     expect(w!.status).toBe('invalid')
   })
 
+  it('answers one view per entry of a sparse list up to maxInputValues entries; a longer list runs nothing, answers [] and says why in an error event (docs/calling.md)', async () => {
+    const tm = new ToolManager({ maxInputValues: 1000 })
+    tm.register({ name: 'double', inputSchema: schema, run: async ({ n }: { n: number }) => n * 2 })
+    const errors: string[] = []
+    tm.on('error', (e) => errors.push(e.message))
+    const holes: unknown[] = []
+    holes.length = 1000
+    holes[999] = { name: 'double', input: { n: 4 } }
+    const views = await tm.callMany(holes as never)
+    expect(views).toHaveLength(1000)
+    expect(views[0]).toMatchObject({ status: 'refused', code: 'unknown_tool' })
+    expect(views[999]).toMatchObject({ status: 'ok', data: 8 })
+    expect(errors).toEqual([])
+    let ran = 0
+    tm.register({ name: 'count', inputSchema: { type: 'object' }, run: () => ++ran })
+    const long = Array.from({ length: 1001 }, () => ({ name: 'count', input: {} }))
+    expect(await tm.callMany(long)).toEqual([])
+    const huge: unknown[] = []
+    huge.length = 2 ** 32 - 1
+    const answer = await tm.callMany(huge as never)
+    expect(answer).toEqual([])
+    expect(Object.isFrozen(answer)).toBe(true)
+    expect(ran).toBe(0)
+    expect(errors).toEqual([
+      'toolwire: callMany got 1001 entries, more than maxInputValues (1000); none ran and the answer is an empty list',
+      `toolwire: callMany got ${2 ** 32 - 1} entries, more than maxInputValues (1000); none ran and the answer is an empty list`,
+    ])
+  })
+
   it('counts batch calls in the core metrics like single calls', async () => {
     const tm = manager()
     await tm.callMany(Array.from({ length: 100 }, (_, n) => ({ name: 'double', input: { n } })))

@@ -120,6 +120,29 @@ describe('input value limit', () => {
     }
   })
 
+  it('a typed array counts as its elements (and any member of its own), as a plain array does, at the top or nested', async () => {
+    const tm = new ToolManager({ maxInputValues: 10 })
+    tm.register({ name: 'any', inputSchema: {}, run: () => 'ran' })
+    // the array and its 9 elements; the object, the array and its 8 elements: 10 values each
+    for (const at10 of [new Uint8Array(9), new Float64Array(9), { t: new Uint16Array(8) }, { t: new Array(8).fill(0) }, { t: new Array(8) }]) {
+      expect(await tm.call('any', at10)).toMatchObject({ status: 'ok', data: 'ran' })
+    }
+    for (const at11 of [new Uint8Array(10), { t: new Uint8Array(9) }, { t: new Array(9).fill(0) }, { t: Object.assign(new Uint8Array(8), { extra: 1 }) }]) {
+      expect(await tm.call('any', at11)).toMatchObject(tooLarge(10))
+    }
+    // the default limit: a typed array of 50,000 is far within it, as an array of 50,000 is
+    expect(await new ToolManager().register({ name: 'any', inputSchema: {}, run: () => 'ran' }).call('any', { t: new Uint8Array(50_000) })).toMatchObject({ status: 'ok' })
+  })
+
+  it('a text is measured as written: a member given twice counts twice, though JSON.parse keeps the last', async () => {
+    const tm = new ToolManager({ maxInputValues: 3 })
+    tm.register({ name: 'ab', inputSchema: { type: 'object', properties: { a: {}, b: {} } }, run: (input: unknown) => input as never })
+    expect(await tm.callJson('ab', '{"a":1,"b":3}')).toMatchObject({ status: 'ok', data: { a: 1, b: 3 } })
+    expect(await tm.callJson('ab', '{"a":1,"a":2,"b":3}')).toMatchObject(tooLarge(3))
+    expect(await tm.call('ab', JSON.parse('{"a":1,"a":2,"b":3}'))).toMatchObject({ status: 'ok', data: { a: 2, b: 3 } })
+    expect(await tm.callJson('ab', '{"a":1,"a":2}')).toMatchObject({ status: 'ok', data: { a: 2 } })
+  })
+
   it('a maxInputValues that is not a positive integer is a TypeError at construction', () => {
     for (const bad of [0, -1, 1.5, Number.NaN, Infinity, 2 ** 53, '10', null]) {
       expect(() => new ToolManager({ maxInputValues: bad as number }), String(bad)).toThrow(TypeError)

@@ -103,6 +103,9 @@ describe('dispatch table', () => {
     expect(r.issues[0]!.path).toBe('')
     expect(r.issues[0]!.message).toMatch(/not valid JSON/)
     expectWellFormed(r)
+    // the message as docs/calling.md gives it: with the position when JSON.parse names one
+    expect(await tm.callJson('t', '{"a" 1}')).toMatchObject({ status: 'invalid', issues: [{ path: '', message: 'The arguments are not valid JSON (at position 5)' }] })
+    expect(await tm.callJson('t', '\ufeff{"a":1}')).toMatchObject({ status: 'invalid', issues: [{ path: '', message: 'The arguments are not valid JSON' }] })
     // well-formed text goes through
     expect(await tm.callJson('t', '{"a":1}')).toMatchObject({ status: 'ok', data: true })
   })

@@ -91,6 +91,11 @@ export function holdsMoreValuesText(limit: number): string {
   return `holds more than ${limit} values`
 }
 
+/** Why a `callMany` list was refused whole: it has more entries than an input may hold values. */
+export function tooManyCallsText(entries: number, limit: number): string {
+  return `toolwire: callMany got ${entries} entries, more than maxInputValues (${limit}); none ran and the answer is an empty list`
+}
+
 /** The issue message of argument text that is not JSON (`position` only: the parser's message may quote a secret). */
 export function notJsonArgsText(position: string | undefined): string {
   return position === undefined ? 'The arguments are not valid JSON' : `The arguments are not valid JSON (at position ${position})`

@@ -177,8 +177,9 @@ function measure(value: unknown, depth: number, values: number): number | 'deep'
         if (typeof child === 'object' && child !== null) (stack ??= []).push([child, level + 1])
       }
     } else {
-      // a typed array is measured before its elements are enumerated
-      if (ArrayBuffer.isView(node) && (count += (node as { length?: number }).length ?? 0) > values) return 'large'
+      // a typed array is measured before its elements are enumerated; then its keys (its indexes
+      // and any member of its own) count, each once, as its JSON form's members would
+      if (ArrayBuffer.isView(node) && count + ((node as { length?: number }).length ?? 0) > values) return 'large'
       const keys = Object.keys(node)
       if ((count += keys.length) > values) return 'large'
       for (const key of keys) {

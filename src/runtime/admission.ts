@@ -12,7 +12,7 @@ import type { Inflight } from './inflight.js'
 import { ownerOf } from './durable.js'
 import { invalidError, isThenable, parseArgs, TOOL_FAILED_MESSAGE } from './normalize.js'
 import { refusalError, toolError, ToolResult } from '../core/result.js'
-import { duplicateCallIdText, REFUSALS, unknownToolText } from '../core/texts.js'
+import { duplicateCallIdText, REFUSALS, tooManyCallsText, unknownToolText } from '../core/texts.js'
 import { clipped } from '../core/redact.js'
 import { wellFormed } from '../core/json.js'
 import { parseFlatArgs } from '../core/flat-args.js'
@@ -101,6 +101,12 @@ export class Admission {
       if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
       const n: unknown = calls.length
       if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return Promise.resolve(Object.freeze([]))
+      // more entries than an input may hold values (no model's turn holds that many calls): one
+      // view each would exhaust memory for a sparse list of 2**32 - 1, so none runs
+      if (n > this.compiler.maxInputValues) {
+        this.state.events.reportError('', '<callMany>', new RangeError(tooManyCallsText(n, this.compiler.maxInputValues)))
+        return Promise.resolve(Object.freeze([]))
+      }
       entries = new Array<BatchEntry | undefined>(n)
       for (let i = 0; i < n; i++) entries[i] = readBatchEntry(calls, i)
     } catch {
