@@ -88,6 +88,14 @@ async function baseline(ctx) {
       return [
         { name: 'bare await', role: 'bare', notes: 'Promise.all of N × body(args), no validation', run: batchOf(ctx.batchSize, () => body(args)) },
         { name: 'hand-written (JSON.parse + ajv)', role: 'ajv', notes: `Promise.all of N × (${handNotes})`, run: batchOf(ctx.batchSize, () => call(argsText)), check: call },
+        {
+          name: 'hand-written, one at a time',
+          notes: `N × (${handNotes}) awaited one after another: what running them together saves the hand-written path (printed beside T3)`,
+          run: async () => {
+            for (let i = 0; i < ctx.batchSize; i++) await call(argsText);
+          },
+          check: call,
+        },
       ];
     case 3:
       return [

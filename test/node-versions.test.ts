@@ -138,6 +138,9 @@ describe('bench/targets.mjs targetsOf', () => {
               // per round against T1's call in the same process: 0.5, 0.4, 0.9 -> median 0.5 (the ratio of medians would be 800/1400)
               row('toolwire tm.callMany', 'toolwire', [700, 800, 900]),
               row('toolwire tm.callJson, one at a time', 'toolwire', [1400, 2000, 1000]),
+              // per round: 0.9, 1.0, 1.1 -> median 1.0, printed beside T3 and not judged
+              row('hand-written (JSON.parse + ajv)', 'baseline', [900, 1000, 1100]),
+              row('hand-written, one at a time', 'baseline', [1000, 1000, 1000]),
             ],
           },
         ],
@@ -155,6 +158,7 @@ describe('bench/targets.mjs targetsOf', () => {
     expect(t3.ratio).toBeCloseTo(0.5, 5)
     // the two processes' ratio is shown beside it, not judged
     expect(t3.measured).toContain("group 2's median over group 1's 0.57×")
+    expect(t3.measured).toContain("the hand-written path's Promise.all of 100 1.00× its calls one at a time")
     expect(formatTargets([t1, t2, t3]).split('\n').slice(1, 3)).toEqual(['Targets (issue #24)', '| # | target | measured | met? |'])
   })
 
