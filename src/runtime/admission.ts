@@ -63,8 +63,7 @@ export class Admission {
       // the usual call: no options, a tool that is there, a flat object of its members (flat-args.ts)
       const entry = options === undefined && typeof name === 'string' && typeof argsText === 'string' ? this.state.tools.get(name) : undefined
       if (entry !== undefined) {
-        const flat = entry.flatArgs !== undefined ? parseFlatArgs(argsText, entry.flatArgs) : undefined
-        const parsed = flat !== undefined ? flat : parseArgs(argsText, this.compiler.maxInputValues)
+        const parsed = this.readArgs(entry, argsText)
         if (parsed instanceof ToolResult) return settleEarly(this.state, name, undefined, parsed)
         return this.startView(name, this.admitTool(entry, parsed, undefined, 'view', argsText.length))
       }
@@ -128,12 +127,17 @@ export class Admission {
     return sink.promise
   }
 
+  /** An argument text read by the tool's flat parser when it can (flat-args.ts), else by `JSON.parse`: the input, or the `ToolResult` of a text that is not JSON or over the limits. */
+  private readArgs(entry: ToolEntry | undefined, text: unknown): unknown {
+    const flat = entry?.flatArgs !== undefined && typeof text === 'string' ? parseFlatArgs(text, entry.flatArgs) : undefined
+    return flat !== undefined ? flat : parseArgs(text, this.compiler.maxInputValues)
+  }
+
   /** Admits batch entry `index` and starts it into `sink`, or puts its early view there. */
   private dispatchInto(sink: BatchSink, index: number, c: BatchEntry): void {
     // as in `callJson`: an entry without options, of a tool that is there, with flat arguments skips JSON.parse
     const entry = c.options === undefined && typeof c.name === 'string' ? this.state.tools.get(c.name) : undefined
-    const flat = entry?.flatArgs !== undefined && typeof c.args === 'string' ? parseFlatArgs(c.args, entry.flatArgs) : undefined
-    const input = flat !== undefined ? flat : c.args !== undefined ? parseArgs(c.args, this.compiler.maxInputValues) : c.input
+    const input = c.args !== undefined ? this.readArgs(entry, c.args) : c.input
     let admitted: Admitted
     if (input instanceof ToolResult) {
       const opts = readOptions(c.options)
