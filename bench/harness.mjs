@@ -379,6 +379,52 @@ async function runBatches(run, calls, batch, sink) {
 }
 
 /**
+ * Bytes allocated per call, exactly: the growth of V8's new space over `calls` calls awaited one
+ * after another, with no garbage collection inside the window (a window a collection fell in is
+ * measured again). It needs a new space larger than the window (run.mjs starts the memory group's
+ * process with 64 MiB semi-spaces). Unlike time it does not move with the machine's load; it moves a
+ * few percent between processes (V8 decides per process where to track allocation sites).
+ * Returns the median of `reps` windows, or undefined when every window saw a collection.
+ */
+async function allocatedPerCall(run, reps) {
+  const { getHeapSpaceStatistics } = await import('node:v8');
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_used_size;
+  const capacity = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+  const collections = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) collections.push([e.startTime, e.startTime + e.duration]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const window = async (calls) => {
+    globalThis.gc();
+    await new Promise((res) => setImmediate(res));
+    const t0 = performance.now();
+    const before = newSpace();
+    for (let i = 0; i < calls; i++) await run();
+    const after = newSpace();
+    const t1 = performance.now();
+    await new Promise((res) => setTimeout(res, 1)); // gc entries arrive asynchronously
+    const collected = collections.some(([a, b]) => b >= t0 && a <= t1);
+    return collected ? undefined : (after - before) / calls;
+  };
+  try {
+    // a pilot window sizes the others to fill an eighth of the new space
+    const pilot = (await window(100)) ?? (await window(100));
+    if (pilot === undefined) return undefined;
+    const calls = Math.max(100, Math.min(20_000, Math.floor(capacity / 8 / Math.max(1, pilot))));
+    const samples = [];
+    for (let r = 0; r < reps + 2 && samples.length < reps; r++) {
+      const b = await window(calls);
+      if (b !== undefined) samples.push(b);
+    }
+    return samples.length === 0 ? undefined : { bytesPerCall: summarize(samples).median, calls, samples };
+  } finally {
+    observer.disconnect();
+  }
+}
+
+/**
  * Memory group: retained bytes per settled result (N kept alive) and a flat-heap
  * check over M dropped calls. Candidates run one after another (no timing).
  * @param {object} spec { candidates, ctx, tracker, notes }
@@ -406,6 +452,7 @@ export async function runMemoryGroup(spec, opts) {
       const tw = performance.now();
       await runBatches(c.run, opts.warmupCalls, opts.batch); // warm-up + lazy module state
       const secPerCall = (performance.now() - tw) / 1000 / opts.warmupCalls;
+      row.allocated = await allocatedPerCall(c.run, opts.allocationReps);
 
       // retained bytes per kept-alive result (a 2nd repetition only if the 1st was quick)
       const tStart = performance.now();
@@ -482,6 +529,8 @@ export async function runMemoryGroup(spec, opts) {
       row.error = errMsg(err);
     }
   }
+  const floor = rows.find((r) => r.role === 'guarantees' && r.allocated);
+  if (floor) for (const r of rows) if (r.allocated) r.allocated.ratioToFloor = r.allocated.bytesPerCall / floor.allocated.bytesPerCall;
   const plain = rows.find((r) => r.role === 'plain' && r.retained);
   if (plain) {
     const base = plain.retained.heapBytesPerResult + plain.retained.externalBytesPerResult;
@@ -564,6 +613,12 @@ export function formatMemoryTables(result) {
     out += `\n\nHeap over dropped calls (results discarded; full GC before/after)\n`;
     out += renderTable(['candidate', 'calls', 'Δ heap', 'Δ external', 'Δ rss', 'B/call (heap+ext)', 'verdict'], r2, ['l', 'r', 'r', 'r', 'r', 'r', 'l']);
     if (flatRows.some((r) => r.flat.truncated)) out += '\n  * fewer calls than the full count: peers run what fits a time budget; baseline and toolwire rows always run the full count';
+  }
+  const allocated = rows.filter((r) => r.allocated);
+  if (allocated.length) {
+    const r3 = allocated.map((r) => [r.name, fmtInt(r.allocated.bytesPerCall), fmtInt(r.allocated.calls), fmtRatio(r.allocated.ratioToFloor)]);
+    out += `\n\nBytes allocated per call (new space, calls awaited one at a time, no collection inside; unlike time, it does not move with the load)\n`;
+    out += renderTable(['candidate', 'B/call', 'calls per window', '× floor'], r3, ['l', 'r', 'r', 'r']);
   }
   for (const r of rows) if (r.status !== 'ok') out += `\n  ! ${r.name}: ${r.error}`;
   return out;

@@ -110,7 +110,7 @@ async function baseline(ctx) {
     case 4:
       return [
         { name: 'plain objects (bare await)', role: 'plain', notes: 'retains the body result {echoed} itself', run: () => body(args) },
-        { name: 'hand-written + result guarantees (floor)', notes: guaranteedNotes, run: () => guaranteed(argsText) },
+        { name: 'hand-written + result guarantees (floor)', role: 'guarantees', notes: guaranteedNotes, run: () => guaranteed(argsText) },
       ];
   }
   return [];

@@ -72,8 +72,8 @@ function parseArgs(argv) {
     ? { rounds: o.rounds ?? 3, warmupMs: 40, targetSampleMs: 3, largeSampleMs: 10, seed: o.seed }
     : { rounds: o.rounds ?? 40, warmupMs: 250, targetSampleMs: 20, largeSampleMs: 50, seed: o.seed };
   o.memory = o.quick
-    ? { retainN: 10_000, retainReps: 1, retainRepBudgetMs: 1_000, flatCalls: 50_000, flatMinCalls: 2_000, flatBudgetMs: 400, batch: 100, warmupCalls: 500 }
-    : { retainN: 100_000, retainReps: 2, retainRepBudgetMs: 2_500, flatCalls: 1_000_000, flatMinCalls: 100_000, flatBudgetMs: 4_000, batch: 100, warmupCalls: 2_000 };
+    ? { retainN: 10_000, retainReps: 1, retainRepBudgetMs: 1_000, flatCalls: 50_000, flatMinCalls: 2_000, flatBudgetMs: 400, batch: 100, warmupCalls: 500, allocationReps: 1 }
+    : { retainN: 100_000, retainReps: 2, retainRepBudgetMs: 2_500, flatCalls: 1_000_000, flatMinCalls: 100_000, flatBudgetMs: 4_000, batch: 100, warmupCalls: 2_000, allocationReps: 5 };
   o.out ??= join(HERE, 'results', o.quick ? 'quick.json' : 'latest.json');
   return o;
 }
@@ -143,7 +143,8 @@ function runChild(group, opts, extraArgs = []) {
   args.push(...(opts.plugin ? ['--plugin', opts.plugin] : ['--no-plugin']));
   return new Promise((res, rej) => {
     const child = fork(fileURLToPath(import.meta.url), args, {
-      execArgv: ['--expose-gc', '--expose-internals'],
+      // the memory group counts bytes allocated per call in a new space no window fills (harness.mjs)
+      execArgv: ['--expose-gc', '--expose-internals', ...(group === 4 ? ['--max-semi-space-size=64', '--min-semi-space-size=64'] : [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let result;

@@ -88,7 +88,11 @@ export async function candidates(ctx) {
     }
     case 4: {
       const a = manager(ctx, 'memory')
-      return [{ name: 'toolwire tm.callJson result', notes: 'the frozen app view the caller keeps', run: () => a.callJson(name, ctx.argsText) }]
+      const b = manager(ctx, 'memory call')
+      return [
+        { name: 'toolwire tm.callJson result', notes: 'the frozen app view the caller keeps', run: () => a.callJson(name, ctx.argsText) },
+        { name: 'toolwire tm.call result', notes: 'the same, with an object input (the model arguments already parsed)', run: () => b.call(name, JSON.parse(ctx.argsText)) },
+      ]
     }
   }
   return []

@@ -441,3 +441,29 @@ process.stdout.write(JSON.stringify(out))
     expect(JSON.parse(stdout)).toEqual([...expected, 'invalid', 'invalid'])
   })
 })
+
+// UTF-8, which the core reads schemas in, cannot carry a lone surrogate: the SchemaError says so and where
+describe('a schema holding a lone surrogate', () => {
+  const register = (schema: object, tm = new ToolManager()) => () => tm.register({ name: 't', inputSchema: schema as Record<string, unknown>, run: () => 1 })
+
+  it.each([
+    ['a property name', { type: 'object', properties: { 'a\ud800': { type: 'string' } } }, '/properties/a\ufffd'],
+    ['a const', { type: 'object', properties: { a: { const: 'x\udc00y' } } }, '/properties/a/const'],
+    ['a pattern (the core route)', { type: 'object', properties: { a: { type: 'string', pattern: '\ud800' } } }, '/properties/a/pattern'],
+    ['an enum item', { enum: ['ok', 'b\udfff'] }, '/enum/1'],
+    ['a description', { description: '\ud83d', type: 'string' }, '/description'],
+  ])('in %s is a SchemaError naming where', (_what, schema, at) => {
+    expect(register(schema)).toThrow(SchemaError)
+    expect(register(schema)).toThrow(`tool "t" inputSchema is not usable: it holds text that is not well-formed Unicode (a lone surrogate) at ${at}`)
+  })
+
+  it('in a schema resource is a SchemaError too', () => {
+    const tm = new ToolManager({ schemaResources: { 'urn:x': { type: 'string', const: '\ud800' } } })
+    expect(register({ $ref: 'urn:x' }, tm)).toThrow('schemaResources is not usable: it holds text that is not well-formed Unicode (a lone surrogate) at /urn:x/const')
+  })
+
+  it('a well-formed pair, and an escaped backslash before "ud800", are fine', () => {
+    const tm = new ToolManager()
+    expect(register({ type: 'object', properties: { '😀': { const: 'a\ud83d\ude00' }, b: { const: '\\ud800' } } }, tm)).not.toThrow()
+  })
+})

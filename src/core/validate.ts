@@ -65,7 +65,7 @@ export interface SchemaOptions {
 
 /** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level): the core's `MAX_VALUE_DEPTH`, owned by json.ts. */
 export const MAX_DEPTH: number = MAX_VALUE_DEPTH
-import { MAX_VALUE_DEPTH } from './json.js'
+import { MAX_VALUE_DEPTH, wellFormed } from './json.js'
 /** How many issues are listed before one that counts the rest. */
 export const MAX_ISSUES = 100
 /** How many issues beyond those listed the core's validator counts before it stops ("at least N more"). */
@@ -240,13 +240,54 @@ function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
   return Object.freeze([...errors.slice(0, MAX_ISSUES).map(toIssue), Object.freeze({ path: '', message: STOPPED_AT_FIRST })])
 }
 
-/** A compiled check, given the input and how many values it holds. */
-type Check = (value: unknown, values: number) => readonly Issue[] | undefined
+/**
+ * A compiled check, given the input and how many values it holds. `bound`: every value it
+ * accepts holds at most this many values and nests one level (see {@link acceptedValues}).
+ */
+type Check = ((value: unknown, values: number) => readonly Issue[] | undefined) & { readonly bound?: number }
+
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])
+
+/**
+ * How many values at most a value that `schema` accepts holds, when the schema bounds it: an
+ * object (`type: "object"`) with `additionalProperties: false`, no `patternProperties`, and
+ * a scalar `type` for every member it lists holds only those members, each a scalar. Every
+ * other keyword of a schema narrows what it accepts, never widens it. `undefined` otherwise.
+ *
+ * ```ts
+ * acceptedValues({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }) // 2
+ * acceptedValues({ type: 'object', properties: { a: { type: 'object' } }, additionalProperties: false }) // undefined
+ * ```
+ */
+export function acceptedValues(schema: unknown): number | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined
+  const s = schema as { type?: unknown; additionalProperties?: unknown; patternProperties?: unknown; properties?: unknown }
+  if (s.type !== 'object' || s.additionalProperties !== false || s.patternProperties !== undefined) return undefined
+  const properties = s.properties ?? {}
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return undefined
+  const members = Object.values(properties)
+  for (const member of members) {
+    const type: unknown = typeof member === 'object' && member !== null ? (member as { type?: unknown }).type : undefined
+    const types = Array.isArray(type) ? type : [type]
+    if (types.length === 0 || !types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t))) return undefined
+  }
+  return 1 + members.length
+}
 
 /** A validator that checks the input's depth and size (at most `limit` values) first and never throws. */
 function guarded(check: Check, limit: number): Validator {
   const tooLarge = tooLargeIssues(limit)
+  // a schema that bounds what it accepts within the limits: a value it accepts needs no count
+  // first (only a failing one is measured, and checked again, as `parsed` below does)
+  const bounded = check.bound !== undefined && check.bound <= limit
   const full = (value: unknown): readonly Issue[] | undefined => {
+    if (bounded) {
+      try {
+        if (check(value, Infinity) === undefined) return undefined
+      } catch {
+        // measured and checked below
+      }
+    }
     try {
       const values = measure(value, MAX_DEPTH, limit)
       if (typeof values !== 'number') return values === 'deep' ? TOO_DEEP : tooLarge
@@ -304,13 +345,52 @@ function needsCore(schema: unknown, draft7: boolean): boolean {
   return false
 }
 
-/** The schema as JSON text; a SchemaError when it has no JSON form (a BigInt, a throwing getter). */
+/** A lone surrogate as `JSON.stringify` writes it (`\ud800`), its backslash not itself escaped. */
+const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/
+
+/**
+ * Where in `value` (JSON, acyclic) a key or a string is not well-formed Unicode: a JSON Pointer
+ * (`''` for the value itself), or `undefined` when no such text is found within {@link MAX_DEPTH} levels.
+ */
+function illFormedAt(value: unknown): string | undefined {
+  const stack: [unknown, string, number][] = [[value, '', 0]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, at, level] = next
+    if (typeof node === 'string') {
+      if (wellFormed(node) !== node) return at
+      continue
+    }
+    if (typeof node !== 'object' || node === null || level >= MAX_DEPTH) continue
+    const keys = Object.keys(node)
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i]!
+      const shown = wellFormed(key)
+      const path = `${at}/${escapePointer(shown)}`
+      if (!Array.isArray(node) && shown !== key) return path
+      stack.push([(node as Record<string, unknown>)[key], path, level + 1])
+    }
+  }
+  return undefined
+}
+
+/**
+ * The schema as JSON text; a SchemaError when it has no JSON form (a BigInt, a throwing getter)
+ * or holds text that is not well-formed Unicode (a lone surrogate: UTF-8, which the core reads,
+ * cannot carry it).
+ */
 function schemaText(schema: object, what: string): string {
+  let text: string
   try {
-    return JSON.stringify(schema)
+    text = JSON.stringify(schema)
   } catch (err) {
     throw new SchemaError(`${what} is not a JSON value`, { cause: err })
   }
+  if (text.includes('\\ud') && ESCAPED_SURROGATE.test(text)) {
+    const at = illFormedAt(schema)
+    const where = at === undefined ? '' : at === '' ? ' (the schema itself)' : ` at ${at}`
+    throw new SchemaError(`${what} is not usable: it holds text that is not well-formed Unicode (a lone surrogate)${where}`)
+  }
+  return text
 }
 
 /** Compiles schemas for one tool manager. */
@@ -434,7 +514,7 @@ export class SchemaCompiler {
     const listed = Math.floor((MAX_LISTED_VALUES * 100) / Math.max(100, typeof schemaValues === 'number' ? schemaValues : 0))
     let all: ValidateFunction | undefined
     let core: Check | undefined
-    return (value, values) => {
+    const check: Check = (value, values) => {
       try {
         if (first(value)) return undefined
         if (values > listed) return stoppedAtFirst(first.errors ?? [])
@@ -447,6 +527,8 @@ export class SchemaCompiler {
         return core(value, values)
       }
     }
+    const bound = acceptedValues(schema)
+    return bound === undefined ? check : Object.assign(check, { bound })
   }
 
   /** Compiles with the core's validator (full 2020-12 dynamic scope and annotation support). */
