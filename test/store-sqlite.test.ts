@@ -201,3 +201,37 @@ describe.skipIf(skip !== undefined)('SQLite store: statements waiting for a lock
     db.close()
   })
 })
+
+// The app's own handle, inside a transaction of the app's own: the store's writes would commit or
+// roll back with it (a ledger row rolled back forgets a call that ran), so nothing runs
+describe.skipIf(skip !== undefined)('SQLite store on a handle inside the app’s own transaction', () => {
+  it('refuses the call store_unavailable, runs nothing, and works again once the transaction ends', async () => {
+    const { ToolManager } = await import('../src/index.js')
+    const path = join(tempDir('toolwire-sqlite-'), 'store.db')
+    const db = await database(path)
+    const store = await openSqliteStore({ database: db })
+    const tm = new ToolManager({ store })
+    const errors: string[] = []
+    tm.on('error', (e) => errors.push(String((e as { error?: { message?: string } }).error?.message)))
+    let runs = 0
+    tm.register({ name: 'pay', inputSchema: { type: 'object' }, run: () => ++runs })
+    db.exec('BEGIN')
+    const inside = await tm.call('pay', {}, { idempotencyKey: 'order-1' })
+    const plain = await tm.call('pay', {})
+    db.exec('ROLLBACK')
+    expect(inside).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+    expect(plain).toMatchObject({ status: 'refused', code: 'store_unavailable' })
+    expect(runs).toBe(0)
+    expect(errors[0]).toContain("the database handle is inside a transaction of the app's own")
+    await expect(store.park(parkInput('p1'))).resolves.toBeUndefined()
+    db.exec('BEGIN')
+    await expect(store.park(parkInput('p2'))).rejects.toThrow(StoreUnavailableError)
+    db.exec('COMMIT')
+    // the key was never taken: outside the transaction it runs once, then replays
+    expect(await tm.call('pay', {}, { idempotencyKey: 'order-1' })).toMatchObject({ status: 'ok', data: 1 })
+    expect(await tm.call('pay', {}, { idempotencyKey: 'order-1' })).toMatchObject({ status: 'ok', data: 1 })
+    expect(runs).toBe(1)
+    await store.close()
+    db.close()
+  })
+})

@@ -29,6 +29,8 @@ export interface SqliteDatabase {
   exec(sql: string): unknown
   pragma(source: string, options?: { simple?: boolean }): unknown
   close(): unknown
+  /** Whether a transaction is open on the connection (better-sqlite3's `inTransaction`). */
+  readonly inTransaction?: boolean
 }
 
 /** Options of {@link openSqliteStore}: a file `path`, or an open `database`. */
@@ -62,6 +64,10 @@ const SLICE_MS = 10
 
 const DIALECT: Dialect = { int: 'INTEGER', serial: 'INTEGER', order: 'rowid', nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)` }
 
+/** Why a store's statement did not run on a handle inside the app's own transaction. */
+const IN_APP_TRANSACTION =
+  "the database handle is inside a transaction of the app's own: the store's writes would commit or roll back with it (call the manager outside the transaction)"
+
 class SqliteDriver implements SqlDriver {
   private readonly statements = new Map<string, SqliteStatement>()
   constructor(
@@ -71,6 +77,16 @@ class SqliteDriver implements SqlDriver {
     private readonly queue: LockQueue,
   ) {}
 
+  /**
+   * A statement at the start of a step: every step of the store begins and ends its own work, so
+   * a transaction open now is the app's (its own handle, inside `db.transaction(...)`), and the
+   * store's writes would commit or roll back with it (a ledger row rolled back forgets a call that ran).
+   */
+  private first(sql: string): SqliteStatement {
+    if (this.db.inTransaction === true) throw new Error(IN_APP_TRANSACTION)
+    return this.statement(sql)
+  }
+
   private statement(sql: string): SqliteStatement {
     let s = this.statements.get(sql)
     if (s === undefined) this.statements.set(sql, (s = this.db.prepare(sql)))
@@ -78,17 +94,17 @@ class SqliteDriver implements SqlDriver {
   }
 
   all(sql: string, params: readonly SqlParam[]): Promise<readonly Row[]> {
-    return this.queue.run(() => this.statement(sql).all(...params) as Row[])
+    return this.queue.run(() => this.first(sql).all(...params) as Row[])
   }
 
   run(sql: string, params: readonly SqlParam[]): Promise<number> {
-    return this.queue.run(() => this.statement(sql).run(...params).changes)
+    return this.queue.run(() => this.first(sql).run(...params).changes)
   }
 
   both(first: SqlStatement, second: SqlStatement): Promise<number> {
     // one queue step: the driver is synchronous, so nothing else runs on this connection in between
     return this.queue.run(() => {
-      this.statement('BEGIN IMMEDIATE').run()
+      this.first('BEGIN IMMEDIATE').run()
       try {
         const changed = this.statement(first.sql).run(...first.params).changes
         this.statement(second.sql).run(...second.params)
