@@ -234,4 +234,29 @@ describe.skipIf(skip !== undefined)('SQLite store on a handle inside the app’s
     await store.close()
     db.close()
   })
+
+  it('an idempotent tool runs (its record is an evidence_error); a confirmation stays answerable on this manager; savepoints count', async () => {
+    const { ToolManager } = await import('../src/index.js')
+    const db = await database(join(tempDir('toolwire-sqlite-'), 'store.db'))
+    const store = await openSqliteStore({ database: db })
+    const tm = new ToolManager({ store })
+    const events: string[] = []
+    tm.on('error', () => events.push('error'))
+    tm.on('evidence_error', () => events.push('evidence_error'))
+    const runs = { lookup: 0, pay: 0 }
+    tm.register({ name: 'lookup', inputSchema: { type: 'object' }, hints: { idempotent: true }, run: () => ++runs.lookup })
+    tm.register({ name: 'pay', inputSchema: { type: 'object' }, hints: { idempotent: true }, needsConfirmation: true, run: () => ++runs.pay })
+    db.exec('SAVEPOINT app')
+    expect(await tm.call('lookup', {})).toMatchObject({ status: 'ok', data: 1 })
+    expect(events).toEqual(['evidence_error'])
+    const asked = await tm.call('pay', {})
+    db.exec('RELEASE app')
+    expect(asked.status).toBe('needs_confirmation')
+    expect(events).toEqual(['evidence_error', 'error'])
+    const confirmId = asked.status === 'needs_confirmation' ? asked.confirmId : ''
+    expect(await tm.confirm(confirmId, { approve: true })).toMatchObject({ status: 'ok', data: 1 })
+    expect(runs).toEqual({ lookup: 1, pay: 1 })
+    await store.close()
+    db.close()
+  })
 })

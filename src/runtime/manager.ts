@@ -310,7 +310,8 @@ export class ToolManager {
       return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
-    if (this.durable !== undefined) return this.durable.parking.confirm(confirmId, approve, undefined, by)
+    // (a call the store failed to park is answered here, by the manager that parked it)
+    if (this.durable !== undefined && !this.parked.heldHereOnly(confirmId)) return this.durable.parking.confirm(confirmId, approve, undefined, by)
     return this.parked.confirm(confirmId, approve, by)
   }
 
@@ -328,7 +329,7 @@ export class ToolManager {
   approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
-    if (this.durable === undefined) return this.confirm(confirmId, { approve: true, principal })
+    if (this.durable === undefined || this.parked.heldHereOnly(confirmId)) return this.confirm(confirmId, { approve: true, principal })
     return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
 
@@ -340,7 +341,7 @@ export class ToolManager {
   resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
-    if (this.durable !== undefined) return this.durable.parking.resume(requestId, answer, principal)
+    if (this.durable !== undefined && !this.parked.heldHereOnly(requestId)) return this.durable.parking.resume(requestId, answer, principal)
     return this.parked.resumeAs(requestId, answer, { principal })
   }
 

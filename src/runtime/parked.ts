@@ -32,6 +32,8 @@ interface Parked {
   readonly confirmation?: true
   /** What the body kept for its `resume` (opaque). */
   readonly resumeState?: JsonValue
+  /** The store failed to keep it: answered here, by this manager only. */
+  localOnly?: true
 }
 
 /** What the parked calls are made from; the host and the durable side are read when needed (they are made after). */
@@ -177,10 +179,20 @@ export class ParkedCalls {
     if (this.durable === undefined) return true
     // the store dates the expiry on its own clock, the one its claims compare with
     return this.durable.parking.park(id, kind, entry, input, callId, timeoutMs, ttl, idempotencyKey, extras, principal).then((ok) => {
+      // the store failed to keep it: `tm.confirm` and `tm.resume` answer it here, from this copy
+      if (ok === 'local') {
+        parked.localOnly = true
+        return true
+      }
       // another instance's call holds the id: this one's local copy must not answer for it
       if (!ok && this.byId.get(id) === parked) this.byId.delete(id)
       return ok
     })
+  }
+
+  /** Whether the call parked under `id` is held here only (its store failed to keep it): answered here, not through the store. */
+  heldHereOnly(id: string): boolean {
+    return this.byId.get(id)?.localOnly === true
   }
 
   /** Withdraws a call parked under `id` (its call settled otherwise meanwhile): here, and denied in the store. */

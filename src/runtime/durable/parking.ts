@@ -97,8 +97,8 @@ export class Parking {
    * Parks a call in the store: the input redacted, and sealed with the store key when there is
    * one. It expires `ttlMs` from now on the store's clock, the one its claims compare with.
    * Resolves once the store holds it: `true`, or `false` when the store has a row of this id (a
-   * suspension's request id held by another call; nothing was parked). Never rejects (a failure
-   * is reported, and answers `true`: the call stays parked in this process). A suspension's
+   * suspension's request id held by another call; nothing was parked). Never rejects: a failure
+   * is reported, and answers `'local'` (the call stays parked in this process only). A suspension's
    * pending request `schema` is kept in the row's data: its answer is checked against it on any
    * manager on the store. A call made with a `principal` is owned by it (the row's `owner`, its
    * key), and the whole principal is kept in the row's data: the continued run is that principal's.
@@ -114,7 +114,7 @@ export class Parking {
     idempotencyKey: string | undefined,
     extras: SuspensionExtras = {},
     principal?: Principal,
-  ): Promise<boolean> {
+  ): Promise<boolean | 'local'> {
     const tool = entry.name
     try {
       const binding = { tool, callId }
@@ -137,12 +137,12 @@ export class Parking {
           (err: unknown) => {
             if (err instanceof StoreConflictError && kind === 'suspension') return false
             this.ctx.host.reportError(callId, tool, err)
-            return true
+            return 'local' as const
           },
         )
     } catch (err) {
       this.ctx.host.reportError(callId, tool, err)
-      return Promise.resolve(true)
+      return Promise.resolve('local' as const)
     }
   }
 
