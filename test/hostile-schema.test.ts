@@ -462,6 +462,18 @@ describe('a schema holding a lone surrogate', () => {
     expect(register({ $ref: 'urn:x' }, tm)).toThrow('schemaResources is not usable: it holds text that is not well-formed Unicode (a lone surrogate) at /urn:x/const')
   })
 
+  it('in the JSON Schema a Standard Schema gives (zod) is a SchemaError too', async () => {
+    const { z } = await import('zod')
+    const tm = new ToolManager()
+    const at = (schema: unknown) => () => tm.register({ name: 'z', inputSchema: schema as never, run: () => 1 })
+    expect(at(z.object({ a: z.literal('\ud800') }))).toThrow('tool "z" inputSchema is not usable: it holds text that is not well-formed Unicode (a lone surrogate) at /properties/a/const')
+    expect(at(z.object({ a: z.string() }).describe('x\udfff'))).toThrow('at /description')
+    expect(() => tm.register({ name: 'z', inputSchema: z.object({}), outputSchema: z.object({ b: z.literal('\udc00') }), run: () => ({ b: 'x' }) as never })).toThrow(
+      'tool "z" outputSchema is not usable: it holds text that is not well-formed Unicode (a lone surrogate) at /properties/b/const',
+    )
+    expect(at(z.object({ a: z.literal('😀') }))).not.toThrow()
+  })
+
   it('a well-formed pair, and an escaped backslash before "ud800", are fine', () => {
     const tm = new ToolManager()
     expect(register({ type: 'object', properties: { '😀': { const: 'a\ud83d\ude00' }, b: { const: '\\ud800' } } }, tm)).not.toThrow()

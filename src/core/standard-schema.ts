@@ -4,7 +4,7 @@
  * gives, to advertise ({@link jsonSchemaOf}).
  */
 import { createRequire } from 'node:module'
-import { MAX_DEPTH, SchemaError, shapeProblem, tooLargeIssues, type Issue, type Validator } from './validate.js'
+import { MAX_DEPTH, refuseLoneSurrogates, SchemaError, shapeProblem, tooLargeIssues, type Issue, type Validator } from './validate.js'
 import type { JsonSchema, StandardSchemaV1 } from './schema-types.js'
 import { isThenable, when } from './thenable.js'
 import { issuesOf } from './standard-issues.js'
@@ -99,11 +99,15 @@ export function jsonSchemaOf(schema: StandardSchemaV1, mode: Mode, what: string)
     throw new SchemaError(`${what}: no JSON Schema can be produced from this ${vendor} schema: ${(err as Error)?.message ?? String(err)}`, { cause: err })
   }
   let json: unknown
+  let text: string
   try {
-    json = JSON.parse(JSON.stringify(produced) ?? 'null')
+    text = JSON.stringify(produced) ?? 'null'
+    json = JSON.parse(text)
   } catch (err) {
     throw new SchemaError(`${what}: the JSON Schema its library produced is not JSON`, { cause: err })
   }
+  // advertised to models and over MCP as UTF-8, as a JSON Schema given as such is checked
+  refuseLoneSurrogates(json, what, text)
   if (typeof json !== 'boolean' && (typeof json !== 'object' || json === null || Array.isArray(json))) {
     throw new SchemaError(`${what}: its library produced no JSON Schema`)
   }

@@ -244,7 +244,7 @@ function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
  * A compiled check, given the input and how many values it holds. `bound`: every value it
  * accepts holds at most this many values and nests one level (see {@link acceptedValues}).
  */
-type Check = ((value: unknown, values: number) => readonly Issue[] | undefined) & { readonly bound?: number }
+type Check = ((value: unknown, values: number, parsed?: boolean) => readonly Issue[] | undefined) & { readonly bound?: number }
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])
 
@@ -304,7 +304,7 @@ function guarded(check: Check, limit: number): Validator {
   const parsed = (value: unknown, textLength: number): readonly Issue[] | undefined => {
     if (textLength < short) {
       try {
-        if (check(value, Infinity) === undefined) return undefined
+        if (check(value, Infinity, true) === undefined) return undefined
       } catch {
         // `full` says what is wrong
       }
@@ -348,6 +348,54 @@ function needsCore(schema: unknown, draft7: boolean): boolean {
 /** A lone surrogate as `JSON.stringify` writes it (`\ud800`), its backslash not itself escaped. */
 const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/
 
+/** Each lone surrogate `JSON.stringify` escaped (`\ud800`), its backslash not itself escaped. */
+const LONE_SURROGATE_ESCAPES = /(?<=(?:^|[^\\])(?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g
+
+/** `valueOf` of each primitive wrapper: it throws for any other object, of any realm. */
+const UNWRAPPERS: readonly ((this: unknown) => unknown)[] = [Number.prototype.valueOf, String.prototype.valueOf, Boolean.prototype.valueOf, BigInt.prototype.valueOf]
+
+/** Whether `node` wraps a primitive (`new String('x')`): `JSON.stringify` writes the primitive. */
+function wrapsPrimitive(node: object): boolean {
+  if ((node as { valueOf?: unknown }).valueOf === Object.prototype.valueOf) return false
+  for (const unwrap of UNWRAPPERS) {
+    try {
+      unwrap.call(node)
+      return true
+    } catch {
+      // not this wrapper
+    }
+  }
+  return false
+}
+
+/**
+ * Where the JSON form of `value` (what the core's validator checks) is not what the tool would
+ * get: a `toJSON` method, a wrapped primitive, a function or symbol (left out or written `null`),
+ * a non-enumerable own member (left out). A JSON Pointer, or `undefined` when it is the same.
+ * A getter that throws, throws.
+ */
+function jsonFormDiffers(value: unknown): string | undefined {
+  const stack: [unknown, string, number][] = [[value, '', 0]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, at, level] = next
+    if (typeof node === 'function' || typeof node === 'symbol') return at
+    if (typeof node !== 'object' || node === null || level > MAX_DEPTH) continue
+    if (typeof (node as { toJSON?: unknown }).toJSON === 'function' || wrapsPrimitive(node)) return at
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], `${at}/${i}`, level + 1])
+      continue
+    }
+    const keys = Object.keys(node)
+    const names = Object.getOwnPropertyNames(node)
+    if (names.length !== keys.length) {
+      const hidden = names.find((name) => !Object.prototype.propertyIsEnumerable.call(node, name))!
+      return `${at}/${escapePointer(wellFormed(hidden))}`
+    }
+    for (let i = keys.length - 1; i >= 0; i--) stack.push([(node as Record<string, unknown>)[keys[i]!], `${at}/${escapePointer(wellFormed(keys[i]!))}`, level + 1])
+  }
+  return undefined
+}
+
 /**
  * Where in `value` (JSON, acyclic) a key or a string is not well-formed Unicode: a JSON Pointer
  * (`''` for the value itself), or `undefined` when no such text is found within {@link MAX_DEPTH} levels.
@@ -385,12 +433,21 @@ function schemaText(schema: object, what: string): string {
   } catch (err) {
     throw new SchemaError(`${what} is not a JSON value`, { cause: err })
   }
+  refuseLoneSurrogates(schema, what, text)
+  return text
+}
+
+/**
+ * Throws a SchemaError naming where `schema` holds a key or a string that is not well-formed
+ * Unicode (a lone surrogate), given its JSON text; a schema converted from a Standard Schema is
+ * checked with it too.
+ */
+export function refuseLoneSurrogates(schema: unknown, what: string, text: string): void {
   if (text.includes('\\ud') && ESCAPED_SURROGATE.test(text)) {
     const at = illFormedAt(schema)
     const where = at === undefined ? '' : at === '' ? ' (the schema itself)' : ` at ${at}`
     throw new SchemaError(`${what} is not usable: it holds text that is not well-formed Unicode (a lone surrogate)${where}`)
   }
-  return text
 }
 
 /** Compiles schemas for one tool manager. */
@@ -514,7 +571,7 @@ export class SchemaCompiler {
     const listed = Math.floor((MAX_LISTED_VALUES * 100) / Math.max(100, typeof schemaValues === 'number' ? schemaValues : 0))
     let all: ValidateFunction | undefined
     let core: Check | undefined
-    const check: Check = (value, values) => {
+    const check: Check = (value, values, parsed) => {
       try {
         if (first(value)) return undefined
         if (values > listed) return stoppedAtFirst(first.errors ?? [])
@@ -524,7 +581,7 @@ export class SchemaCompiler {
       } catch {
         // ajv threw on this value: the core validates it (compiled once, on first need)
         core ??= this.compileInCore(schema, what)
-        return core(value, values)
+        return core(value, values, parsed)
       }
     }
     const bound = acceptedValues(schema)
@@ -550,8 +607,14 @@ export class SchemaCompiler {
         { cause: err },
       )
     }
-    return (value) => {
-      const issues = compiled.validateJson(JSON.stringify(value) ?? 'null')
+    return (value, _values, parsed) => {
+      // the core checks the value's JSON form: one that is not what the tool would get is not checked
+      const differs = parsed === true ? undefined : jsonFormDiffers(value)
+      if (differs !== undefined) return Object.freeze([Object.freeze({ path: differs, message: NOT_JSON[0]!.message })])
+      let text = JSON.stringify(value) ?? 'null'
+      // UTF-8 cannot carry a lone surrogate: the core checks U+FFFD in its place (the tool gets the string as given)
+      if (text.includes('\\ud')) text = text.replace(LONE_SURROGATE_ESCAPES, '\\ufffd')
+      const issues = compiled.validateJson(text)
       // the core lists at most MAX_ISSUES, then one that counts the rest
       return issues === null ? undefined : Object.freeze(issues.map((i) => Object.freeze({ path: i.path, message: i.message })))
     }
