@@ -479,3 +479,28 @@ describe('a schema holding a lone surrogate', () => {
     expect(register({ type: 'object', properties: { '😀': { const: 'a\ud83d\ude00' }, b: { const: '\\ud800' } } }, tm)).not.toThrow()
   })
 })
+
+// the core's regex engine reads Unicode code points: a pattern written with UTF-16 surrogate
+// escapes is a SchemaError that says so, where, and what to write instead
+describe('a pattern with surrogate escapes', () => {
+  const register = (schema: Record<string, unknown>) => () => new ToolManager().register({ name: 't', inputSchema: schema, run: () => 1 })
+  const message = (at: string, escape: string) =>
+    `tool "t" inputSchema is not usable: the pattern at ${at} writes UTF-16 surrogate escapes (${escape}), which the core's regex engine cannot read (it reads Unicode code points): write the character itself or \\u{...}`
+
+  it.each([
+    [{ type: 'string', pattern: '^\\ud83d\\ude00$' }, '/pattern', '\\ud83d\\ude00'],
+    [{ type: 'object', properties: { a: { type: 'string', pattern: 'x\\uD800' } } }, '/properties/a/pattern', '\\uD800'],
+    [{ type: 'object', patternProperties: { '^[\\ud83c-\\udbff]': {} } }, '/patternProperties/^[\\ud83c-\\udbff]', '\\ud83c'],
+  ])('%j', (schema, at, escape) => {
+    expect(register(schema)).toThrow(SchemaError)
+    expect(register(schema)).toThrow(message(at, escape))
+  })
+
+  it('the character itself, \\u{...}, and an escaped backslash before "ud800" work', async () => {
+    const tm = new ToolManager()
+    tm.register({ name: 'a', inputSchema: { type: 'string', pattern: '^\\u{1F600}😀$' }, run: () => 1 })
+    tm.register({ name: 'b', inputSchema: { type: 'string', pattern: '^\\\\ud800$' }, run: () => 1 })
+    expect(await tm.call('a', '😀😀')).toMatchObject({ status: 'ok' })
+    expect(await tm.call('b', '\\ud800')).toMatchObject({ status: 'ok' })
+  })
+})

@@ -351,6 +351,34 @@ const ESCAPED_SURROGATE = /(?:^|[^\\])(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/
 /** Each lone surrogate `JSON.stringify` escaped (`\ud800`), its backslash not itself escaped. */
 const LONE_SURROGATE_ESCAPES = /(?<=(?:^|[^\\])(?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g
 
+/** A surrogate written as an escape in a regex (`\ud83d`), its backslash not itself escaped. */
+const SURROGATE_ESCAPE = /(?<=(?:^|[^\\])(?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?/
+
+/**
+ * The first `pattern` (or `patternProperties` name) in `schema` that writes a surrogate as an
+ * escape, with where it is (a JSON Pointer) and the escape; `undefined` when there is none.
+ */
+function surrogateEscapeIn(schema: unknown): { readonly at: string; readonly escape: string } | undefined {
+  const stack: [unknown, string, number][] = [[schema, '', 0]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, at, level] = next
+    if (typeof node !== 'object' || node === null || level > MAX_DEPTH) continue
+    for (const [key, child] of Object.entries(node)) {
+      const path = `${at}/${escapePointer(key)}`
+      const found = key === 'pattern' && typeof child === 'string' ? SURROGATE_ESCAPE.exec(child) : null
+      if (found !== null) return { at: path, escape: found[0] }
+      if (key === 'patternProperties' && typeof child === 'object' && child !== null) {
+        for (const name of Object.keys(child)) {
+          const named = SURROGATE_ESCAPE.exec(name)
+          if (named !== null) return { at: `${path}/${escapePointer(name)}`, escape: named[0] }
+        }
+      }
+      stack.push([child, path, level + 1])
+    }
+  }
+  return undefined
+}
+
 /** `valueOf` of each primitive wrapper: it throws for any other object, of any realm. */
 const UNWRAPPERS: readonly ((this: unknown) => unknown)[] = [Number.prototype.valueOf, String.prototype.valueOf, Boolean.prototype.valueOf, BigInt.prototype.valueOf]
 
@@ -596,6 +624,15 @@ export class SchemaCompiler {
       compiled = BindingSchema.compile(text, this.resources(), this.options.formats === true)
     } catch (err) {
       const message = (err as Error).message
+      if (message.includes('linear-time regex engine')) {
+        const escaped = surrogateEscapeIn(schema)
+        if (escaped !== undefined) {
+          throw new SchemaError(
+            `${what} is not usable: the pattern at ${escaped.at} writes UTF-16 surrogate escapes (${escaped.escape}), which the core's regex engine cannot read (it reads Unicode code points): write the character itself or \\u{...}`,
+            { cause: err },
+          )
+        }
+      }
       if (message.startsWith('the schema ') || message.includes('linear-time regex engine')) {
         throw new SchemaError(`${what} is not usable: ${message.replace(/^the schema (is not usable: )?/, '')}`, { cause: err })
       }
