@@ -504,3 +504,31 @@ describe('a pattern with surrogate escapes', () => {
     expect(await tm.call('b', '\\ud800')).toMatchObject({ status: 'ok' })
   })
 })
+
+describe('a schema that cannot be read', () => {
+  const secret = new Error(`boom ${SECRET}`)
+  const revocable = Proxy.revocable({}, {})
+  revocable.revoke()
+  it.each([
+    ['a throwing getter', { type: 'object', get properties(): never { throw secret } }],
+    ['a deep throwing getter', { type: 'object', properties: { a: { get type(): never { throw secret } } } }],
+    ['a Proxy whose trap throws', new Proxy({ type: 'object' }, { ownKeys: () => { throw secret } })],
+    ['a revoked Proxy', revocable.proxy],
+  ])('%s is a SchemaError with the thrown error as its cause, never its message', (_what, schema) => {
+    let caught: unknown
+    try {
+      new ToolManager().register({ name: 't', inputSchema: schema as Record<string, unknown>, run: () => 1 })
+    } catch (err) {
+      caught = err
+    }
+    expect(caught).toBeInstanceOf(SchemaError)
+    expect((caught as Error).message).toBe("tool \"t\" has a schema that cannot be read (reading it threw; the error is this one's cause)")
+    expect((caught as Error).message).not.toContain(SECRET)
+    expect((caught as Error).cause).toBeDefined()
+  })
+
+  it('an outputSchema too', () => {
+    const register = () => new ToolManager().register({ name: 't', inputSchema: { type: 'object' }, outputSchema: { get type(): never { throw secret } }, run: () => 1 })
+    expect(register).toThrow(SchemaError)
+  })
+})

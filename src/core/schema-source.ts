@@ -116,6 +116,19 @@ export function prepareSchemas<D extends { readonly name: string; readonly input
   tool: D,
   compiler: Pick<SchemaCompiler, 'compile' | 'maxInputValues'>,
 ): PreparedSchemas<D> {
+  try {
+    return prepare(tool, compiler)
+  } catch (err) {
+    // a getter or a Proxy trap in a schema that throws: the schema cannot be read
+    if (err instanceof SchemaError) throw err
+    throw new SchemaError(`tool "${String(tool.name)}" has a schema that cannot be read (reading it threw; the error is this one's cause)`, { cause: err })
+  }
+}
+
+function prepare<D extends { readonly name: string; readonly inputSchema: unknown; readonly outputSchema?: unknown }>(
+  tool: D,
+  compiler: Pick<SchemaCompiler, 'compile' | 'maxInputValues'>,
+): PreparedSchemas<D> {
   const name = tool.name
   const outputs = new WeakMap<object, unknown>()
   const input = tool.inputSchema
