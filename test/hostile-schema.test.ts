@@ -20,9 +20,9 @@ import {
   MAX_INPUT_VALUES,
   MAX_ISSUES,
   MAX_LISTED_VALUES,
-  MAX_PATH_TOKEN,
   STOPPED_AT_FIRST,
 } from '../src/core/validate.js'
+import { MAX_PATH_TOKEN } from '../src/core/json-form.js'
 import { distIndex, ensureBuilt } from './fixtures/mcp/helpers.js'
 
 const SECRET = 'hunter2-SECRET'

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { ToolManager } from '../src/index.js'
 import { MAX_VALUES, textShape } from '../src/core/json.js'
-import { MAX_INPUT_VALUES, shapeProblem } from '../src/core/validate.js'
+import { MAX_INPUT_VALUES } from '../src/core/validate.js'
+import { shapeProblem } from '../src/core/json-form.js'
 
 const ROUTES = {
   ajv: { type: 'array', items: { type: 'number' } },

@@ -7,7 +7,7 @@ import { randomId } from './ids.js'
 import { MAX_PENDING_SCHEMA_BYTES, MAX_PENDING_SCHEMA_DEPTH, toFrozenJson, wellFormed } from './json.js'
 import { checkContentPart } from './native.js'
 import { isPendingKind, PENDING_KINDS } from './status.js'
-import { shapeProblem } from './validate.js'
+import { shapeProblem } from './json-form.js'
 import type { ContentPart, FieldChange, JsonValue, PendingKind, PendingRequest, PendingSchema, ToolOutput } from './types.js'
 
 /** A TypeError with toolwire's prefix. */

@@ -8,7 +8,8 @@
  * The value a tool's `run` receives is the validated input with defaults applied (JSON
  * Schema) or the Standard Schema's output value; the caller's own object is never changed.
  */
-import { MAX_DEPTH, SchemaError, shapeProblem, type SchemaCompiler, type Validator } from './validate.js'
+import { MAX_DEPTH, SchemaError, type SchemaCompiler, type Validator } from './validate.js'
+import { shapeProblem } from './json-form.js'
 import { MAX_VALUES } from './json.js'
 import type { JsonSchema, StandardSchemaV1 } from './schema-types.js'
 import { isThenable } from './thenable.js'

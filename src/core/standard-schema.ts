@@ -4,7 +4,8 @@
  * gives, to advertise ({@link jsonSchemaOf}).
  */
 import { createRequire } from 'node:module'
-import { MAX_DEPTH, refuseLoneSurrogates, SchemaError, shapeProblem, tooLargeIssues, type Issue, type Validator } from './validate.js'
+import { MAX_DEPTH, refuseLoneSurrogates, SchemaError, tooLargeIssues, type Issue, type Validator } from './validate.js'
+import { shapeProblem } from './json-form.js'
 import type { JsonSchema, StandardSchemaV1 } from './schema-types.js'
 import { isThenable, when } from './thenable.js'
 import { issuesOf } from './standard-issues.js'
