@@ -2,7 +2,7 @@
 // JSON form, so an input whose JSON form is not what the tool would get is refused there, and a
 // lone surrogate is checked as U+FFFD while the tool gets the string as given.
 import { describe, expect, it } from 'vitest'
-import { ToolManager } from '../src/index.js'
+import { SchemaError, ToolManager } from '../src/index.js'
 
 const NOT_JSON = 'is not a JSON value that can be checked'
 
@@ -28,6 +28,12 @@ describe("the core's validator and an input's JSON form", () => {
     ['a non-enumerable own member', hidden, '/b'],
     ['a toJSON on the input itself', { a: 1, toJSON: () => ({ a: 'y' }) }, ''],
     ['an item of an array', { a: 'y', c: [1, { toJSON: () => 2 }] }, '/c/1'],
+    ['Infinity (null in JSON)', { b: Infinity }, '/b'],
+    ['NaN', { c: [NaN] }, '/c/0'],
+    ['a BigInt, nested', { c: { d: [1, 2n] } }, '/c/d/1'],
+    ['an undefined array item', { c: [1, undefined] }, '/c/1'],
+    ['an array hole', { c: [1, , 3] }, '/c/1'],
+    ['a key with a lone surrogate (two could become one)', { a: 'y', 'k\ud800': 1 }, '/k\ufffd'],
   ])('%s is refused with its path; the tool does not run', async (_what, input, path) => {
     const { tm, got } = manager()
     expect(await tm.call('core', input)).toEqual({ status: 'invalid', issues: [{ path, message: NOT_JSON }], callId: expect.any(String) })
@@ -46,6 +52,38 @@ describe("the core's validator and an input's JSON form", () => {
     expect(await tm.callJson('core', '{"a":"y","b":1,"c":[{"d":null}]}')).toMatchObject({ status: 'ok', data: 'ran' })
     expect(await tm.call('core', { a: 'x' })).toMatchObject({ status: 'invalid', issues: [{ path: '/a' }] })
     expect(got).toHaveLength(2)
+  })
+
+  it('from text too: a number JSON cannot hold, and keys with lone surrogates', async () => {
+    const { tm, got } = manager()
+    expect(await tm.callJson('core', '{"b":1e400}')).toMatchObject({ status: 'invalid', issues: [{ path: '/b', message: NOT_JSON }] })
+    expect(await tm.callJson('core', '{"\\ud800":"long","\\udc00":"x"}')).toMatchObject({ status: 'invalid', issues: [{ message: NOT_JSON }] })
+    const [view] = await tm.callMany([{ name: 'core', args: '{"b":-1e999}' }])
+    expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/b', message: NOT_JSON }] })
+    expect(got).toEqual([])
+  })
+
+  it('a schema referring to a resource with a pattern is checked by the core too', async () => {
+    const resources = { 'urn:slow': { type: 'string', pattern: '^(a+)+$' }, 'urn:look': { type: 'string', pattern: '^(?=a)a$' } }
+    const tm = new ToolManager({ development: false, schemaResources: resources })
+    // lookaround cannot run on the core's linear-time engine: refused, where ajv would have run it
+    expect(() => tm.register({ name: 'look', inputSchema: { type: 'object', properties: { a: { $ref: 'urn:look' } } }, run: () => 1 })).toThrow(SchemaError)
+    tm.register({ name: 'slow', inputSchema: { type: 'object', properties: { a: { $ref: 'urn:slow' } } }, run: () => 1 })
+    expect(await tm.call('slow', { a: `${'a'.repeat(40)}!` })).toMatchObject({ status: 'invalid', issues: [{ path: '/a' }] })
+    expect(await tm.call('slow', { a: 'aaa' })).toMatchObject({ status: 'ok' })
+    expect(await tm.call('slow', { a: new String('aaa') })).toMatchObject({ status: 'invalid', issues: [{ path: '/a', message: NOT_JSON }] })
+  })
+
+  it('either way the tool gets the input itself, not a copy: a change made after the check is not checked', async () => {
+    for (const route of ['core', 'ajv']) {
+      const { tm, got } = manager()
+      const input: { a: string } = { a: 'y' }
+      const call = tm.call(route, input)
+      input.a = 'x'
+      expect(await call).toMatchObject({ status: 'ok' })
+      expect(got[0]).toBe(input)
+      expect((got[0] as { a: string }).a).toBe('x')
+    }
   })
 
   it('a lone surrogate is checked as U+FFFD; the tool gets the string as given', async () => {

@@ -129,28 +129,39 @@ function wrapsPrimitive(node: object): boolean {
 
 /**
  * Where the JSON form of `value` (what the core's validator checks) is not what the tool would
- * get: a `toJSON` method, a wrapped primitive, a function or symbol (left out or written `null`),
- * a non-enumerable own member (left out). A JSON Pointer, or `undefined` when it is the same.
- * A getter that throws, throws.
+ * get: a `toJSON` method, a wrapped primitive, a function, a symbol or a BigInt, a number JSON
+ * writes `null` (`NaN`, `Infinity`), an array item that is `undefined` or a hole (`null` in
+ * JSON), a non-enumerable own member (left out), a key with a lone surrogate (two such keys
+ * could become one). A JSON Pointer, or `undefined` when it is the same. A getter that throws, throws.
  */
 export function jsonFormDiffers(value: unknown): string | undefined {
   const stack: [unknown, string, number][] = [[value, '', 0]]
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [node, at, level] = next
-    if (typeof node === 'function' || typeof node === 'symbol') return at
-    if (typeof node !== 'object' || node === null || level > MAX_DEPTH) continue
-    if (typeof (node as { toJSON?: unknown }).toJSON === 'function' || wrapsPrimitive(node)) return at
-    if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], `${at}/${i}`, level + 1])
+    const type = typeof node
+    if (type === 'function' || type === 'symbol' || type === 'bigint' || (type === 'number' && !Number.isFinite(node))) return at
+    if (type !== 'object' || node === null || level > MAX_DEPTH) continue
+    const object = node as object
+    if (typeof (object as { toJSON?: unknown }).toJSON === 'function' || wrapsPrimitive(object)) return at
+    if (Array.isArray(object)) {
+      for (let i = object.length - 1; i >= 0; i--) {
+        if (!(i in object) || object[i] === undefined) return `${at}/${i}`
+        stack.push([object[i], `${at}/${i}`, level + 1])
+      }
       continue
     }
-    const keys = Object.keys(node)
-    const names = Object.getOwnPropertyNames(node)
+    const keys = Object.keys(object)
+    const names = Object.getOwnPropertyNames(object)
     if (names.length !== keys.length) {
-      const hidden = names.find((name) => !Object.prototype.propertyIsEnumerable.call(node, name))!
+      const hidden = names.find((name) => !Object.prototype.propertyIsEnumerable.call(object, name))!
       return `${at}/${escapePointer(wellFormed(hidden))}`
     }
-    for (let i = keys.length - 1; i >= 0; i--) stack.push([(node as Record<string, unknown>)[keys[i]!], `${at}/${escapePointer(wellFormed(keys[i]!))}`, level + 1])
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i]!
+      const shown = wellFormed(key)
+      if (shown !== key) return `${at}/${escapePointer(shown)}`
+      stack.push([(object as Record<string, unknown>)[key], `${at}/${escapePointer(key)}`, level + 1])
+    }
   }
   return undefined
 }

@@ -176,7 +176,7 @@ function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
  * A compiled check, given the input and how many values it holds. `bound`: every value it
  * accepts holds at most this many values and nests one level (see {@link acceptedValues}).
  */
-type Check = ((value: unknown, values: number, parsed?: boolean) => readonly Issue[] | undefined) & { readonly bound?: number }
+type Check = ((value: unknown, values: number) => readonly Issue[] | undefined) & { readonly bound?: number }
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])
 
@@ -236,7 +236,7 @@ function guarded(check: Check, limit: number): Validator {
   const parsed = (value: unknown, textLength: number): readonly Issue[] | undefined => {
     if (textLength < short) {
       try {
-        if (check(value, Infinity, true) === undefined) return undefined
+        if (check(value, Infinity) === undefined) return undefined
       } catch {
         // `full` says what is wrong
       }
@@ -277,6 +277,26 @@ function needsCore(schema: unknown, draft7: boolean): boolean {
   return false
 }
 
+/** Whether `schema` holds a `pattern` or `patternProperties` keyword anywhere. */
+function holdsPattern(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  if (Array.isArray(schema)) return schema.some(holdsPattern)
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'pattern' || key === 'patternProperties' || holdsPattern(value)) return true
+  }
+  return false
+}
+
+/** Whether `schema` refers to another schema anywhere (`$ref`, `$dynamicRef`, `$recursiveRef`). */
+function refersOut(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  if (Array.isArray(schema)) return schema.some(refersOut)
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef' || refersOut(value)) return true
+  }
+  return false
+}
+
 /**
  * The schema as JSON text; a SchemaError when it has no JSON form (a BigInt, a throwing getter)
  * or holds text that is not well-formed Unicode (a lone surrogate: UTF-8, which the core reads,
@@ -311,6 +331,7 @@ export class SchemaCompiler {
   /** ajv instances by draft and mode: early exit (`first`) or every error (`all`). */
   private readonly ajvs = new Map<string, AjvCore>()
   private resourcesJson: string | undefined
+  private resourcePatterns: boolean | undefined
   /** The most values an input may hold (`maxInputValues`). */
   readonly maxInputValues: number
 
@@ -384,6 +405,15 @@ export class SchemaCompiler {
     }
   }
 
+  /**
+   * Whether a schema resource (`schemaResources`) holds a `pattern` or `patternProperties`: ajv
+   * would run it on the backtracking RegExp engine when a schema refers to it.
+   */
+  private resourcesHoldPatterns(): boolean {
+    this.resourcePatterns ??= Object.values(this.options.schemaResources ?? {}).some(holdsPattern)
+    return this.resourcePatterns
+  }
+
   private resources(): string {
     this.resourcesJson ??= schemaText(this.options.schemaResources ?? {}, 'schemaResources')
     return this.resourcesJson
@@ -412,7 +442,8 @@ export class SchemaCompiler {
         throw new SchemaError(`${what}: unsupported $schema ${JSON.stringify(declared)}; use draft 2020-12 or draft-07`)
       }
     }
-    if (needsCore(schema, draft === '7')) return this.compileInCore(schema, what)
+    // a schema that refers to a resource the core must check (a `pattern` there) goes to the core too
+    if (needsCore(schema, draft === '7') || (this.resourcesHoldPatterns() && refersOut(schema))) return this.compileInCore(schema, what)
     // ajv would recurse without end on a schema whose references loop in place: the core checks the shape
     const shape = BindingSchema.check(schemaText(schema, what), this.resources())
     if (shape !== null) throw new SchemaError(`${what} is not usable: ${shape.replace(/^the schema (is not usable: )?/, '')}`)
@@ -427,7 +458,7 @@ export class SchemaCompiler {
     const listed = Math.floor((MAX_LISTED_VALUES * 100) / Math.max(100, typeof schemaValues === 'number' ? schemaValues : 0))
     let all: ValidateFunction | undefined
     let core: Check | undefined
-    const check: Check = (value, values, parsed) => {
+    const check: Check = (value, values) => {
       try {
         if (first(value)) return undefined
         if (values > listed) return stoppedAtFirst(first.errors ?? [])
@@ -437,7 +468,7 @@ export class SchemaCompiler {
       } catch {
         // ajv threw on this value: the core validates it (compiled once, on first need)
         core ??= this.compileInCore(schema, what)
-        return core(value, values, parsed)
+        return core(value, values)
       }
     }
     const bound = acceptedValues(schema)
@@ -453,10 +484,11 @@ export class SchemaCompiler {
     } catch (err) {
       const message = (err as Error).message
       if (message.includes('linear-time regex engine')) {
-        const escaped = surrogateEscapeIn(schema)
+        const own = surrogateEscapeIn(schema)
+        const escaped = own ?? surrogateEscapeIn(this.options.schemaResources ?? {})
         if (escaped !== undefined) {
           throw new SchemaError(
-            `${what} is not usable: the pattern at ${escaped.at} writes UTF-16 surrogate escapes (${escaped.escape}), which the core's regex engine cannot read (it reads Unicode code points): write the character itself or \\u{...}`,
+            `${own === undefined ? 'schemaResources' : what} is not usable: the pattern at ${escaped.at} writes UTF-16 surrogate escapes (${escaped.escape}), which the core's regex engine cannot read (it reads Unicode code points): write the character itself or \\u{...}`,
             { cause: err },
           )
         }
@@ -472,9 +504,9 @@ export class SchemaCompiler {
         { cause: err },
       )
     }
-    return (value, _values, parsed) => {
+    return (value) => {
       // the core checks the value's JSON form: one that is not what the tool would get is not checked
-      const differs = parsed === true ? undefined : jsonFormDiffers(value)
+      const differs = jsonFormDiffers(value)
       if (differs !== undefined) return Object.freeze([Object.freeze({ path: differs, message: NOT_JSON[0]!.message })])
       const text = JSON.stringify(value) ?? 'null'
       // UTF-8 cannot carry a lone surrogate: the core checks U+FFFD in its place (the tool gets the string as given)

@@ -310,9 +310,12 @@ export class ToolManager {
       return settleEarly(this.state, 'unknown', undefined, ToolResult.failed(refusalError(REFUSALS.invalidDecision.code, REFUSALS.invalidDecision.message)))
     }
     // through the store: a claim (compare-and-swap) decides the one run, whichever manager answers
-    // (a call the store failed to park is answered here, by the manager that parked it)
-    if (this.durable !== undefined && !this.parked.heldHereOnly(confirmId)) return this.durable.parking.confirm(confirmId, approve, undefined, by)
-    return this.parked.confirm(confirmId, approve, by)
+    const durable = this.durable
+    if (durable === undefined) return this.parked.confirm(confirmId, approve, by)
+    // a call the store failed to park is answered here, by the manager that parked it, from its copy
+    const id = this.parked.heldHereOnly(confirmId) ? confirmId : durable.parking.idOfHandle(confirmId)
+    if (id === undefined || !this.parked.heldHereOnly(id)) return durable.parking.confirm(confirmId, approve, undefined, by)
+    return durable.parking.answeredElsewhere(id).then((elsewhere) => (elsewhere ? durable.parking.confirm(confirmId, approve, undefined, by) : this.parked.confirm(id, approve, by)))
   }
 
   /** @internal Whether the manager has a store (`new ToolManager({ store })`). */
@@ -329,7 +332,8 @@ export class ToolManager {
   approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
-    if (this.durable === undefined || this.parked.heldHereOnly(confirmId)) return this.confirm(confirmId, { approve: true, principal })
+    const id = this.durable?.parking.idOfHandle(confirmId)
+    if (this.durable === undefined || (id !== undefined && this.parked.heldHereOnly(id))) return this.confirm(confirmId, { approve: true, principal })
     return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
 
@@ -341,8 +345,13 @@ export class ToolManager {
   resume(requestId: string, answer: unknown, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
-    if (this.durable !== undefined && !this.parked.heldHereOnly(requestId)) return this.durable.parking.resume(requestId, answer, principal)
-    return this.parked.resumeAs(requestId, answer, { principal })
+    const durable = this.durable
+    if (durable === undefined) return this.parked.resumeAs(requestId, answer, { principal })
+    // a call the store failed to park is answered here, by the manager that parked it, from its copy
+    if (typeof requestId !== 'string' || !this.parked.heldHereOnly(requestId)) return durable.parking.resume(requestId, answer, principal)
+    return durable.parking.answeredElsewhere(requestId).then((elsewhere) =>
+      elsewhere ? durable.parking.resume(requestId, answer, principal) : this.parked.resumeAs(requestId, answer, { principal }),
+    )
   }
 
   /**

@@ -146,6 +146,28 @@ export class Parking {
     }
   }
 
+  /** The id a confirmation handle names: the id inside a token this manager's secret signed, else the handle itself; `undefined` for a token it did not sign. */
+  idOfHandle(handle: string): string | undefined {
+    if (this.secret === undefined) return handle
+    return verifyApproval(this.secret, handle)?.confirmationId
+  }
+
+  /**
+   * Whether another manager answered through the store a call this one holds only in its own
+   * copy (its park failed, or its acknowledgement was lost): a row of it still parked is denied
+   * first, so the copy is the one run. A store that fails answers `false` (the copy is answered).
+   */
+  async answeredElsewhere(id: string): Promise<boolean> {
+    try {
+      const row = await this.ctx.store.getParked(id)
+      if (row === undefined) return false
+      if (row.state !== 'parked') return true
+      return !(await this.ctx.store.deny(id))
+    } catch {
+      return false
+    }
+  }
+
   /** Withdraws a call this manager parked (its call settled otherwise meanwhile): denied in the store, if still parked. Never rejects. */
   withdraw(id: string, callId: string, tool: string): void {
     this.ctx.store.deny(id).catch((err: unknown) => this.ctx.host.reportError(callId, tool, err))

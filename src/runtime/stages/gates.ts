@@ -147,7 +147,18 @@ function askConfirmation(c: Call): void {
     // the park point: the call continues (or not) with tm.confirm; with a store, once the store holds it
     const parked = host.park(id, 'confirmation', entry, input, c.callId, access.options(c))
     if (typeof parked === 'boolean') access.finish(c, result)
-    else access.more(c).wait = parked.then(() => access.guarded(c, () => access.finish(c, result)))
+    else {
+      access.more(c).wait = parked.then((ok) =>
+        access.guarded(c, () => {
+          // a call that settled while the store parked it (its timeout) is withdrawn: no one may confirm it now
+          if ((access.flags(c) & SETTLED) !== 0) {
+            if (ok) host.unpark(id, c.callId)
+            return
+          }
+          access.finish(c, result)
+        }),
+      )
+    }
   }
   // either may be async; a rejection of either fails the call (and is never left unhandled)
   let failed = false
