@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ToolManager } from '../src/index.js'
-import { acceptedValues } from '../src/core/validate.js'
+import { acceptedValues } from '../src/core/schema-route.js'
 
 // A schema that bounds what it accepts (a closed object of scalar members) lets `tm.call` check
 // an input before measuring it (validate.ts `guarded`): only a failing input is measured. What

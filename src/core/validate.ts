@@ -66,6 +66,7 @@ export interface SchemaOptions {
 /** The deepest JSON nesting of a schema, or of an input, that is read (`{}` nests 1 level): the core's `MAX_VALUE_DEPTH`, owned by json.ts. */
 export const MAX_DEPTH: number = MAX_VALUE_DEPTH
 import { MAX_VALUE_DEPTH } from './json.js'
+import { acceptedValues, holdsKeyword, needsCore, PATTERN_KEYWORDS, REF_KEYWORDS } from './schema-route.js'
 import { escapePointer, escapesLoneSurrogate, illFormedAt, jsonFormDiffers, lonesAsReplacement, MAX_PATH_TOKEN, measure, surrogateEscapeIn } from './json-form.js'
 /** How many issues are listed before one that counts the rest. */
 export const MAX_ISSUES = 100
@@ -174,37 +175,9 @@ function stoppedAtFirst(errors: readonly ErrorObject[]): readonly Issue[] {
 
 /**
  * A compiled check, given the input and how many values it holds. `bound`: every value it
- * accepts holds at most this many values and nests one level (see {@link acceptedValues}).
+ * accepts holds at most this many values and nests one level (see `acceptedValues`).
  */
 type Check = ((value: unknown, values: number) => readonly Issue[] | undefined) & { readonly bound?: number }
-
-const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])
-
-/**
- * How many values at most a value that `schema` accepts holds, when the schema bounds it: an
- * object (`type: "object"`) with `additionalProperties: false`, no `patternProperties`, and
- * a scalar `type` for every member it lists holds only those members, each a scalar. Every
- * other keyword of a schema narrows what it accepts, never widens it. `undefined` otherwise.
- *
- * ```ts
- * acceptedValues({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }) // 2
- * acceptedValues({ type: 'object', properties: { a: { type: 'object' } }, additionalProperties: false }) // undefined
- * ```
- */
-export function acceptedValues(schema: unknown): number | undefined {
-  if (typeof schema !== 'object' || schema === null) return undefined
-  const s = schema as { type?: unknown; additionalProperties?: unknown; patternProperties?: unknown; properties?: unknown }
-  if (s.type !== 'object' || s.additionalProperties !== false || s.patternProperties !== undefined) return undefined
-  const properties = s.properties ?? {}
-  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return undefined
-  const members = Object.values(properties)
-  for (const member of members) {
-    const type: unknown = typeof member === 'object' && member !== null ? (member as { type?: unknown }).type : undefined
-    const types = Array.isArray(type) ? type : [type]
-    if (types.length === 0 || !types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t))) return undefined
-  }
-  return 1 + members.length
-}
 
 /** A validator that checks the input's depth and size (at most `limit` values) first and never throws. */
 function guarded(check: Check, limit: number): Validator {
@@ -244,57 +217,6 @@ function guarded(check: Check, limit: number): Validator {
     return full(value)
   }
   return Object.assign(full, { parsed })
-}
-
-const CORE_KEYWORDS = new Set([
-  '$dynamicRef',
-  '$dynamicAnchor',
-  '$recursiveRef',
-  '$recursiveAnchor',
-  'unevaluatedProperties',
-  'unevaluatedItems',
-  '$vocabulary',
-  '__proto__',
-  // untrusted patterns run on the core's linear-time regex engine, never on backtracking RegExp
-  'pattern',
-  'patternProperties',
-])
-
-/**
- * Whether a schema needs the core's validator: keywords ajv evaluates incompletely
- * (dynamic scope, unevaluated*), a `__proto__` property name, (draft-07) a `$ref`
- * with sibling keywords, which draft-07 ignores and ajv does not, or a regex pattern
- * (ajv would run it on the backtracking RegExp engine).
- */
-function needsCore(schema: unknown, draft7: boolean): boolean {
-  if (typeof schema !== 'object' || schema === null) return false
-  if (Array.isArray(schema)) return schema.some((s) => needsCore(s, draft7))
-  const keys = Object.keys(schema)
-  if (draft7 && keys.includes('$ref') && keys.some((k) => k !== '$ref' && k !== '$schema' && k !== '$comment')) return true
-  for (const key of keys) {
-    if (CORE_KEYWORDS.has(key) || needsCore((schema as Record<string, unknown>)[key], draft7)) return true
-  }
-  return false
-}
-
-/** Whether `schema` holds a `pattern` or `patternProperties` keyword anywhere. */
-function holdsPattern(schema: unknown): boolean {
-  if (typeof schema !== 'object' || schema === null) return false
-  if (Array.isArray(schema)) return schema.some(holdsPattern)
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'pattern' || key === 'patternProperties' || holdsPattern(value)) return true
-  }
-  return false
-}
-
-/** Whether `schema` refers to another schema anywhere (`$ref`, `$dynamicRef`, `$recursiveRef`). */
-function refersOut(schema: unknown): boolean {
-  if (typeof schema !== 'object' || schema === null) return false
-  if (Array.isArray(schema)) return schema.some(refersOut)
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef' || refersOut(value)) return true
-  }
-  return false
 }
 
 /**
@@ -410,7 +332,7 @@ export class SchemaCompiler {
    * would run it on the backtracking RegExp engine when a schema refers to it.
    */
   private resourcesHoldPatterns(): boolean {
-    this.resourcePatterns ??= Object.values(this.options.schemaResources ?? {}).some(holdsPattern)
+    this.resourcePatterns ??= Object.values(this.options.schemaResources ?? {}).some((resource) => holdsKeyword(resource, PATTERN_KEYWORDS))
     return this.resourcePatterns
   }
 
@@ -443,7 +365,7 @@ export class SchemaCompiler {
       }
     }
     // a schema that refers to a resource the core must check (a `pattern` there) goes to the core too
-    if (needsCore(schema, draft === '7') || (this.resourcesHoldPatterns() && refersOut(schema))) return this.compileInCore(schema, what)
+    if (needsCore(schema, draft === '7') || (this.resourcesHoldPatterns() && holdsKeyword(schema, REF_KEYWORDS))) return this.compileInCore(schema, what)
     // ajv would recurse without end on a schema whose references loop in place: the core checks the shape
     const shape = BindingSchema.check(schemaText(schema, what), this.resources())
     if (shape !== null) throw new SchemaError(`${what} is not usable: ${shape.replace(/^the schema (is not usable: )?/, '')}`)
