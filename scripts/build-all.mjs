@@ -19,7 +19,7 @@
 // Cross builds are slow (minutes each): they share one target dir, target/cross, and honour
 // CARGO_BUILD_JOBS. On a shared machine run: CARGO_BUILD_JOBS=1 nice -n 19 npm run build:all
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, statSync, utimesSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseTriple } from '@napi-rs/cli'
 
@@ -147,6 +147,14 @@ for (const t of selected) {
       for (const f of JSON.parse(readFileSync(join(root, 'npm', t.dir, 'package.json'), 'utf8')).files) {
         if (!existsSync(join(root, f))) throw new Fatal(`napi build wrote no ${f}`)
         copyFileSync(join(root, f), join(root, 'npm', t.dir, f))
+      }
+      // napi writes the unoptimized toolwire.wasm32-wasi.debug.wasm a moment before the .wasm: one
+      // this build wrote is dated with it, so that test:wasm's check (a debug .wasm older than the
+      // .wasm is a stale leftover the loader would prefer) does not refuse this build's own
+      const debugWasm = join(root, 'toolwire.wasm32-wasi.debug.wasm')
+      if (existsSync(debugWasm) && statSync(debugWasm).mtimeMs >= t0) {
+        const built = statSync(join(root, 'toolwire.wasm32-wasi.wasm'))
+        utimesSync(debugWasm, built.atime, built.mtime)
       }
     } else if (t.how === 'xwin') {
       const unreachable = await msvcSdkReachable()
