@@ -313,9 +313,15 @@ export class ToolManager {
     const durable = this.durable
     if (durable === undefined) return this.parked.confirm(confirmId, approve, by)
     // a call the store failed to park is answered here, by the manager that parked it, from its copy
-    const id = this.parked.heldHereOnly(confirmId) ? confirmId : durable.parking.idOfHandle(confirmId)
-    if (id === undefined || !this.parked.heldHereOnly(id)) return durable.parking.confirm(confirmId, approve, undefined, by)
+    const id = this.heldHereOnly(confirmId)
+    if (id === undefined) return durable.parking.confirm(confirmId, approve, undefined, by)
     return durable.parking.answeredElsewhere(id).then((elsewhere) => (elsewhere ? durable.parking.confirm(confirmId, approve, undefined, by) : this.parked.confirm(id, approve, by)))
+  }
+
+  /** The id of the call `confirmId` names when this manager holds it only in its own copy (its store failed to park it). */
+  private heldHereOnly(confirmId: string): string | undefined {
+    const id = this.parked.heldHereOnly(confirmId) ? confirmId : this.durable?.parking.idOfHandle(confirmId)
+    return id !== undefined && this.parked.heldHereOnly(id) ? id : undefined
   }
 
   /** @internal Whether the manager has a store (`new ToolManager({ store })`). */
@@ -332,8 +338,7 @@ export class ToolManager {
   approveKeyed(confirmId: string, idempotencyKey: string, options?: AnswerOptions): Promise<CallResult> {
     const principal = answererOf(options)
     if (typeof principal === 'string') return settleEarly(this.state, 'unknown', undefined, badOptions(principal))
-    const id = this.durable?.parking.idOfHandle(confirmId)
-    if (this.durable === undefined || (id !== undefined && this.parked.heldHereOnly(id))) return this.confirm(confirmId, { approve: true, principal })
+    if (this.durable === undefined || this.heldHereOnly(confirmId) !== undefined) return this.confirm(confirmId, { approve: true, principal })
     return this.durable.parking.confirm(confirmId, true, idempotencyKey, { principal })
   }
 
