@@ -514,6 +514,9 @@ describe('a schema that cannot be read', () => {
     ['a deep throwing getter', { type: 'object', properties: { a: { get type(): never { throw secret } } } }],
     ['a Proxy whose trap throws', new Proxy({ type: 'object' }, { ownKeys: () => { throw secret } })],
     ['a revoked Proxy', revocable.proxy],
+    ['a Standard Schema whose ~standard getter throws', { get '~standard'(): never { throw secret } }],
+    ['a Standard Schema whose ~standard.version getter throws', { '~standard': { get version(): never { throw secret }, validate: () => ({ value: 1 }) } }],
+    ['a zod-like instance whose ~standard getter throws', new (class Z { get '~standard'(): never { throw secret } })()],
   ])('%s is a SchemaError with the thrown error as its cause, never its message', (_what, schema) => {
     let caught: unknown
     try {

@@ -33,15 +33,14 @@ export function checkToolName(name: string, anyName: boolean | undefined): void 
   )
 }
 
-/** Whether `value` is a Standard Schema (`~standard` with version 1 and a `validate` function). */
-export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
+/**
+ * Whether `value` is a Standard Schema (`~standard` with version 1 and a `validate` function).
+ * What reading it throws is thrown: {@link prepareSchemas} reports such a schema as one that cannot be read.
+ */
+function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false
-  try {
-    const props = (value as { '~standard'?: unknown })['~standard']
-    return typeof props === 'object' && props !== null && (props as { version?: unknown }).version === 1 && typeof (props as { validate?: unknown }).validate === 'function'
-  } catch {
-    return false
-  }
+  const props = (value as { '~standard'?: unknown })['~standard']
+  return typeof props === 'object' && props !== null && (props as { version?: unknown }).version === 1 && typeof (props as { validate?: unknown }).validate === 'function'
 }
 
 // ---- JSON Schema: what is one --------------------------------------------------------
