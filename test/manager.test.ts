@@ -747,6 +747,30 @@ describe('results', () => {
     expect(await first).toMatchObject({ status: 'ok', callId: 'same' })
   })
 
+  it('a generated call id never takes one a caller chose for a call in flight: tm.cancel stops the call it names', async () => {
+    const tm = new ToolManager()
+    const releases: (() => void)[] = []
+    tm.register({ name: 't', inputSchema: anyObject, run: (_i, ctx) => new Promise((resolve) => { releases.push(() => resolve(ctx.callId)); ctx.signal.addEventListener('abort', () => resolve('aborted')) }) })
+    const probe = await tm.call('t', {}, { signal: AbortSignal.abort() })
+    const prefix = probe.callId.replace(/\d+$/, '')
+    const seq = Number(probe.callId.slice(prefix.length))
+    const starts: string[] = []
+    tm.on('call_start', (e) => starts.push(e.callId))
+    const chosen = `${prefix}${seq + 2}`
+    const a = tm.call('t', {}, { callId: chosen })
+    const b = tm.call('t', {})
+    const c = tm.call('t', {})
+    await new Promise((r) => setTimeout(r, 0))
+    expect(new Set(starts).size).toBe(3)
+    expect(tm.cancel(chosen)).toBe(true)
+    expect(await a).toMatchObject({ status: 'cancelled', callId: chosen })
+    for (const release of releases) release()
+    const [vb, vc] = await Promise.all([b, c])
+    expect(vb.status).toBe('ok')
+    expect(vc.status).toBe('ok')
+    expect([vb.callId, vc.callId]).not.toContain(chosen)
+  })
+
   it('canonicalOf(view) gives the canonical ToolResult with the matching statusName', async () => {
     const tm = new ToolManager()
     const rows: [unknown, string, string][] = [

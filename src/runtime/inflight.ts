@@ -29,14 +29,24 @@ export class Inflight {
   readonly idPrefix = `call_${(++managerSeq).toString(36)}${Math.random().toString(36).slice(2, 8)}_`
   private seq = 0
 
-  /** The sequence number of the next generated id (its id is `idPrefix + seq`). */
+  /**
+   * The sequence number of the next generated id (its id is `idPrefix + seq`), past any id a
+   * caller chose for a call still in flight (a caller may pick an id this manager would make).
+   */
   nextSeq(): number {
-    return ++this.seq
+    let seq = ++this.seq
+    if (this.byId.size !== 0 || this.validating.size !== 0) while (this.taken(this.idPrefix + seq)) seq = ++this.seq
+    return seq
+  }
+
+  /** Whether a caller-chosen (or ring-overflowed) call in flight, or a pending input check, holds `callId`. */
+  private taken(callId: string): boolean {
+    return this.byId.has(callId) || this.validating.has(callId)
   }
 
   /** A new generated call id. */
   nextCallId(): string {
-    return this.idPrefix + ++this.seq
+    return this.idPrefix + this.nextSeq()
   }
 
   /** The in-flight call with exactly this id. */
