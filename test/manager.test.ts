@@ -752,8 +752,9 @@ describe('results', () => {
     const releases: (() => void)[] = []
     tm.register({ name: 't', inputSchema: anyObject, run: (_i, ctx) => new Promise((resolve) => { releases.push(() => resolve(ctx.callId)); ctx.signal.addEventListener('abort', () => resolve('aborted')) }) })
     const probe = await tm.call('t', {}, { signal: AbortSignal.abort() })
-    const prefix = probe.callId.replace(/\d+$/, '')
-    const seq = Number(probe.callId.slice(prefix.length))
+    const probeId = probe.callId!
+    const prefix = probeId.replace(/\d+$/, '')
+    const seq = Number(probeId.slice(prefix.length))
     const starts: string[] = []
     tm.on('call_start', (e) => starts.push(e.callId))
     const chosen = `${prefix}${seq + 2}`

@@ -166,3 +166,83 @@ describe("the manager's numeric options are checked as a tool's own are", () => 
     expect(() => tm.register({ name: 'u', inputSchema: { type: 'object' }, concurrency: { limit: 1, queue: 0 }, run: () => 1 })).not.toThrow()
   })
 })
+
+describe("the manager's other options are checked by kind, and read once", () => {
+  const bad: readonly [string, unknown, RegExp][] = [
+    ['a permission hook that is null', { permission: null }, /permission must be a function/],
+    ['a permission hook that is a number', { permission: 5 }, /permission must be a function/],
+    ['a store that is a number', { store: 5 }, /store must be a store/],
+    ['a store that is null', { store: null }, /store must be a store/],
+    ['formats that is a string', { formats: 'yes' }, /formats must be a boolean/],
+    ['an evidence store without append', { evidence: { readAll: async () => [] } }, /evidence must be an evidence store/],
+    ['telemetry that is true', { telemetry: true }, /telemetry must be an object/],
+    ['telemetry whose tracing is a string', { telemetry: { tracing: 'off' } }, /telemetry must be an object/],
+    ['schemaResources that is an array', { schemaResources: [{ type: 'string' }] }, /schemaResources must be an object/],
+    ['a schemaResources entry that is a string', { schemaResources: { 'https://x/s': 'string' } }, /schemaResources must be an object/],
+  ]
+  for (const [what, options, message] of bad) {
+    it(`${what} is a TypeError naming it`, () => {
+      const err = thrownBy(options as ToolManagerOptions)
+      expect(err).toBeInstanceOf(TypeError)
+      expect((err as Error).message).toMatch(message)
+    })
+  }
+
+  it('options that throw when read are a TypeError naming the option, with the thrown error as its cause', () => {
+    const secret = new Error('pboom secret')
+    const err = thrownBy(new Proxy({}, { get: () => { throw secret } }) as ToolManagerOptions)
+    expect(err).toBeInstanceOf(TypeError)
+    expect((err as Error).message).toBe("toolwire: the option development of new ToolManager() cannot be read (reading it threw; the error is this one's cause)")
+    expect((err as Error).cause).toBe(secret)
+    const getter = thrownBy({ get store(): never { throw secret } } as ToolManagerOptions)
+    expect((getter as Error).message).toMatch(/^toolwire: the option store of new ToolManager\(\) cannot be read/)
+  })
+
+  it('each option is read once: a getter that answers differently later changes nothing', async () => {
+    let reads = 0
+    const tm = new ToolManager({
+      get timeoutMs() {
+        reads++
+        return reads === 1 ? 20 : -1
+      },
+    })
+    tm.register({ name: 't', inputSchema: { type: 'object' }, run: () => new Promise(() => {}) })
+    expect(await tm.call('t', {})).toMatchObject({ status: 'error', kind: 'timeout' })
+    expect(reads).toBe(1)
+  })
+
+  it('good values are accepted', () => {
+    expect(thrownBy({ permission: () => ({ allow: true }), formats: true, evidence: { append: () => {}, readAll: async () => [] }, telemetry: { tracing: false }, schemaResources: { 'https://x/s': true } })).toBeUndefined()
+  })
+})
+
+describe("a tool's concurrency, breaker and retry are checked at register", () => {
+  const bad: readonly [string, Record<string, unknown>, RegExp][] = [
+    ['concurrency null', { concurrency: null }, /tool "t" concurrency must be a positive integer or \{ limit, queue\? \}/],
+    ['breaker null', { breaker: null }, /tool "t" breaker must be \{ failures, cooldownMs \}/],
+    ['retry null', { retry: null, hints: { idempotent: true } }, /tool "t" retry must be \{ attempts\?, baseMs\?, maxMs\? \}/],
+    ['retry attempts a string', { retry: { attempts: 'x' }, hints: { idempotent: true } }, /tool "t" retry must be/],
+    ['retry attempts 0', { retry: { attempts: 0 }, hints: { idempotent: true } }, /tool "t" retry must be/],
+    ['retry baseMs negative', { retry: { baseMs: -1 }, hints: { idempotent: true } }, /tool "t" retry must be/],
+  ]
+  for (const [what, extra, message] of bad) {
+    it(`${what} is a TypeError naming it`, () => {
+      const tm = new ToolManager()
+      expect(() => tm.register({ name: 't', inputSchema: { type: 'object' }, run: () => 1, ...extra } as never)).toThrow(message)
+    })
+  }
+
+  it('a retry of the defaults registers and retries', async () => {
+    const tm = new ToolManager()
+    let n = 0
+    tm.register({
+      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 2, baseMs: 0 },
+      run: () => {
+        if (++n === 1) throw Object.assign(new Error('x'), { kind: 'network' })
+        return 'done'
+      },
+    })
+    expect(await tm.call('t', {})).toMatchObject({ status: 'ok', data: 'done' })
+    expect(n).toBe(2)
+  })
+})

@@ -23,7 +23,7 @@ import { Admission } from './admission.js'
 import { ParkedCalls } from './parked.js'
 import { LocalUndos } from './undos.js'
 import { callHostOf, durableHostOf } from './durable-host.js'
-import { checkManagerOptions, checkScopeList, Registry } from './registration.js'
+import { checkScopeList, readManagerOptions, Registry } from './registration.js'
 import type { InputOf, ToolSchema } from '../core/schema-types.js'
 import type { CallResult } from '../core/view.js'
 import { Durable, finds, ownerOf, type RunAs } from './durable.js'
@@ -131,8 +131,8 @@ export class ToolManager {
   /** A frozen copy of the manager's `impliedScopes`. */
   private readonly impliedScopes: ImpliedScopes | undefined
 
-  constructor(options: ToolManagerOptions = {}) {
-    checkManagerOptions(options)
+  constructor(given: ToolManagerOptions = {}) {
+    const options = readManagerOptions(given)
     const defaultScopes = options.scopes === undefined ? Object.freeze([]) : checkScopeList(options.scopes, 'scopes')
     this.impliedScopes =
       options.impliedScopes === undefined ? undefined : Object.freeze(Object.fromEntries(Object.entries(options.impliedScopes).map(([scope, grants]) => [scope, Object.freeze([...grants])])))

@@ -46,13 +46,54 @@ function isCount(n: unknown): boolean {
   return n === Infinity || (Number.isSafeInteger(n) && (n as number) >= 0)
 }
 
+/** Every option of `new ToolManager()` (`ToolManagerOptions`); others are ignored. */
+const MANAGER_OPTIONS = [
+  'development', 'permission', 'timeoutMs', 'queueLimit', 'confirmTtlMs', 'undoLimit', 'evidence', 'telemetry', 'store',
+  'storeKey', 'approvalSecret', 'leaseMs', 'scopes', 'impliedScopes', 'formats', 'schemaResources', 'maxInputValues',
+] as const
+
+/** Whether `v` is an object (not `null`, not an array). */
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
 /**
- * The manager's numeric options, checked as a tool's own are: a TypeError naming the option,
- * never a manager that quietly misbehaves (a negative timeout firing at once, a lease the
- * store cannot hold).
+ * The options given to `new ToolManager()`, each read once (a getter or a Proxy trap that
+ * throws is a TypeError naming the option, with what was thrown as its cause) into a frozen
+ * copy the manager keeps, then checked by {@link checkManagerOptions}.
  */
-export function checkManagerOptions(options: RegistrationOptions): void {
+export function readManagerOptions<T extends object>(options: T): T {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolwire: new ToolManager() takes an options object')
+  const copy: Record<string, unknown> = {}
+  for (const key of MANAGER_OPTIONS) {
+    let value: unknown
+    try {
+      value = (options as Record<string, unknown>)[key]
+    } catch (err) {
+      throw new TypeError(`toolwire: the option ${key} of new ToolManager() cannot be read (reading it threw; the error is this one's cause)`, { cause: err })
+    }
+    if (value !== undefined) copy[key] = value
+  }
+  checkManagerOptions(copy)
+  return Object.freeze(copy) as T
+}
+
+/**
+ * The manager's options, checked as a tool's own are: a TypeError naming the option, never a
+ * manager that quietly misbehaves (a negative timeout firing at once, a lease the store
+ * cannot hold, a permission hook that is not a function refusing every call).
+ */
+function checkManagerOptions(options: RegistrationOptions & Record<string, unknown>): void {
+  const kind = (name: string, what: string, ok: (v: unknown) => boolean): void => {
+    if (options[name] !== undefined && !ok(options[name])) throw new TypeError(`toolwire: ${name} must be ${what}`)
+  }
+  kind('permission', 'a function (call) => decision', (v) => typeof v === 'function')
+  kind('formats', 'a boolean', (v) => typeof v === 'boolean')
+  kind('store', 'a store (toolwire/store: openSqliteStore, openPostgresStore, memoryStore, or a ToolStore of your own)', isRecord)
+  kind('evidence', 'an evidence store (an object with an append(record) method)', (v) => isRecord(v) && typeof v.append === 'function')
+  const flag = (v: unknown): boolean => v === undefined || typeof v === 'boolean'
+  kind('telemetry', 'an object ({ tracing?, recordContent?, principal? }; tracing and recordContent booleans)', (v) => isRecord(v) && flag(v.tracing) && flag(v.recordContent))
+  kind('schemaResources', 'an object mapping a URI to a JSON Schema (an object or a boolean)', (v) => isRecord(v) && Object.values(v).every((r) => typeof r === 'boolean' || isRecord(r)))
   // a confirmation's expiry and a lease are dated in the store (milliseconds since the epoch): at most a year
   const positive = (name: 'timeoutMs' | 'confirmTtlMs' | 'leaseMs', dated: boolean): void => {
     const v: unknown = options[name]
@@ -74,6 +115,16 @@ export function checkManagerOptions(options: RegistrationOptions): void {
       if (!isScopeToken(scope)) throw new TypeError(`toolwire: impliedScopes key ${JSON.stringify(scope)} is not a scope (1 to 256 visible ASCII characters, no space, '"' or '\\')`)
       checkScopeList(grants, `impliedScopes[${JSON.stringify(scope)}]`)
     }
+  }
+}
+
+/** A TypeError unless `retry` is absent or `{ attempts?, baseMs?, maxMs? }` (a positive integer and two numbers of ms ≥ 0). */
+function checkRetry(name: string, retry: unknown): void {
+  if (retry === undefined) return
+  const ms = (v: unknown): boolean => v === undefined || (typeof v === 'number' && v >= 0 && v <= 2 ** 31 - 1)
+  const r = retry as { attempts?: unknown; baseMs?: unknown; maxMs?: unknown }
+  if (!isRecord(retry) || !(r.attempts === undefined || (Number.isSafeInteger(r.attempts) && (r.attempts as number) >= 1)) || !ms(r.baseMs) || !ms(r.maxMs)) {
+    throw new TypeError(`toolwire: tool "${name}" retry must be { attempts?, baseMs?, maxMs? }: attempts a positive integer, baseMs and maxMs numbers of ms from 0 to 2**31 - 1`)
   }
 }
 
@@ -136,6 +187,7 @@ export class Registry {
     }
     const { options: managerOptions, compiler } = this.config
     const c = tool.concurrency
+    if (c !== undefined && typeof c !== 'number' && !isRecord(c)) throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer or { limit, queue? }`)
     const limit = c === undefined ? Infinity : typeof c === 'number' ? c : c.limit
     if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) {
       throw new TypeError(`toolwire: tool "${name}" concurrency must be a positive integer`)
@@ -148,6 +200,8 @@ export class Registry {
     if (tool.retry !== undefined && tool.hints?.idempotent !== true) {
       throw new TypeError(`toolwire: tool "${name}" sets retry but is not marked hints.idempotent; only idempotent tools are retried`)
     }
+    checkRetry(name, tool.retry)
+    if (tool.breaker !== undefined && !isRecord(tool.breaker)) throw new TypeError(`toolwire: tool "${name}" breaker must be { failures, cooldownMs }`)
     // a JSON Schema or a Standard Schema; the kept definition advertises JSON Schema and its run gets the validated value
     const schemas = prepareSchemas(tool, compiler)
     const sensitive = tool.sensitive === undefined ? undefined : new Set(tool.sensitive)
