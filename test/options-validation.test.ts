@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolManagerOptions } from '../src/runtime/manager.js'
+import { canonicalOf } from '../src/core/view.js'
 import { MemoryStore, openPostgresStore, openSqliteStore, StoreUnavailableError } from '../src/runtime/store/index.js'
 import { sqliteUnusable } from './support.js'
 
@@ -244,5 +245,41 @@ describe("a tool's concurrency, breaker and retry are checked at register", () =
     })
     expect(await tm.call('t', {})).toMatchObject({ status: 'ok', data: 'done' })
     expect(n).toBe(2)
+  })
+})
+
+describe('a thrown retryable is read whatever the kind', () => {
+  it.each([
+    ['no kind', {}],
+    ["kind 'other'", { kind: 'other' }],
+    ['a kind toolwire does not know', { kind: 'auth' }],
+  ])('%s with retryable: true is retried, and its result says retryable', async (_what, extra) => {
+    const tm = new ToolManager()
+    let n = 0
+    tm.register({
+      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 3, baseMs: 0 },
+      run: () => {
+        n++
+        throw Object.assign(new Error('x'), extra, { retryable: true })
+      },
+    })
+    const view = await tm.call('t', {})
+    expect(view).toMatchObject({ status: 'error', kind: 'other' })
+    expect(canonicalOf(view)!.error()?.retryable).toBe(true)
+    expect(n).toBe(3)
+  })
+
+  it('retryable: false on a retryable kind is not retried', async () => {
+    const tm = new ToolManager()
+    let n = 0
+    tm.register({
+      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 3, baseMs: 0 },
+      run: () => {
+        n++
+        throw Object.assign(new Error('x'), { kind: 'network', retryable: false })
+      },
+    })
+    expect(await tm.call('t', {})).toMatchObject({ status: 'error', kind: 'network' })
+    expect(n).toBe(1)
   })
 })

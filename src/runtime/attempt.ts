@@ -33,7 +33,7 @@ export function subscribe(value: object, onValue: (v: unknown) => void, onError:
 export function thrownResult(err: unknown): ToolResult {
   const kindValue = safeGet(err, 'kind')
   const kind = isToolErrorKind(kindValue) ? kindValue : 'other'
-  const retryable = kind === 'other' ? undefined : safeGet(err, 'retryable')
+  const retryable = safeGet(err, 'retryable')
   const options = typeof retryable === 'boolean' ? { retryable } : {}
   return ToolResult.failed(toolError(kind, toolFailedText(kind), options))
 }
