@@ -126,4 +126,31 @@ describe('pipeline', () => {
       trace.disable()
     }
   })
+
+  it('a manager keeps the provider it found: after trace.disable() and a new provider, a new manager uses the new one', async () => {
+    const first = new InMemorySpanExporter()
+    const second = new InMemorySpanExporter()
+    const a = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(first)] })
+    const b = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(second)] })
+    const tool = { name: 'traced', inputSchema: { type: 'object' }, run: () => 'ok' }
+    try {
+      trace.setGlobalTracerProvider(a)
+      const old = new ToolManager()
+      old.register(tool)
+      await old.call('traced', {}, { callId: 'old-1' })
+      trace.disable()
+      trace.setGlobalTracerProvider(b)
+      await old.call('traced', {}, { callId: 'old-2' })
+      const fresh = new ToolManager()
+      fresh.register(tool)
+      await fresh.call('traced', {}, { callId: 'new-1' })
+      const ids = (e: InMemorySpanExporter) => e.getFinishedSpans().map((s) => s.attributes['gen_ai.tool.call.id'])
+      expect(ids(first)).toEqual(['old-1', 'old-2'])
+      expect(ids(second)).toEqual(['new-1'])
+    } finally {
+      await a.shutdown()
+      await b.shutdown()
+      trace.disable()
+    }
+  })
 })
