@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { JsonlEvidenceStore, ToolManager, errorResult, type EvidenceRecord, type ToolEvents } from '../src/index.js'
 import { evidenceApproverOf, evidenceIdentity } from '../src/observe/evidence.js'
-import { principalRef } from '../src/runtime/principal.js'
+import { principalRef } from '../src/core/principal.js'
 import { evidenceOf } from '../src/runtime/store/index.js'
 import { storeKinds, withStores } from './stores.js'
 

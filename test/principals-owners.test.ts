@@ -11,8 +11,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { ToolManager, type ToolContext } from '../src/runtime/manager.js'
-import type { Principal } from '../src/runtime/principal.js'
-import { principalKey } from '../src/runtime/principal.js'
+import type { Principal } from '../src/core/principal.js'
+import { principalKey } from '../src/core/principal.js'
 import { pending } from '../src/core/helpers.js'
 import type { CallResult } from '../src/core/view.js'
 import { inputHash, SCHEMA_VERSION, type ToolStore } from '../src/runtime/store/index.js'

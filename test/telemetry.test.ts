@@ -15,7 +15,7 @@ import {
 } from '../src/index.js'
 import { callRecordJson } from '../src/core/native.js'
 import { CallTracer } from '../src/observe/telemetry.js'
-import { principalKey, type PrincipalRef } from '../src/runtime/principal.js'
+import { principalKey, type PrincipalRef } from '../src/core/principal.js'
 import { useTracerProvider } from './fixtures/tracing.js'
 
 const { exporter } = useTracerProvider()

@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import type { ContentPart } from './types.js'
 
-export { partBytes } from '../render/model.js'
+export { partBytes } from './part-bytes.js'
 
 /** The default largest file `attach` reads: 20 MiB. */
 export const DEFAULT_ATTACH_MAX_BYTES = 20 * 1024 * 1024

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http'
 import type { CallResult } from '../core/view.js'
 import type { FieldChange } from '../core/types.js'
-import type { PrincipalRef } from '../runtime/principal.js'
+import type { PrincipalRef } from '../core/principal.js'
 
 /** `text` with HTML's special characters escaped. */
 export function escapeHtml(text: string): string {

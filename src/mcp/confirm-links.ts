@@ -10,7 +10,7 @@ import type { CallResult } from '../core/view.js'
 import { readBody } from './body.js'
 import { page } from './confirm-html.js'
 import type { ConfirmSignIn } from './auth/signin.js'
-import { principalKey, type PrincipalRef } from '../runtime/principal.js'
+import { principalKey, type PrincipalRef } from '../core/principal.js'
 
 /** What the page shows of a call waiting for confirmation. */
 export interface ConfirmationLinkInput {

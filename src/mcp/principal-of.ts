@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { ServerContext } from '@modelcontextprotocol/server'
-import { principalRef, type Principal } from '../runtime/principal.js'
+import { principalRef, type Principal } from '../core/principal.js'
 import type { ConfirmDecision } from '../runtime/manager.js'
 import { principalOfAuthInfo } from './auth/auth-info.js'
 

@@ -34,7 +34,7 @@ import { McpConfirmations, withMeta, type AskedCall, type ConfirmationWiring } f
 import { callAsTask, registerTaskHandlers, requestDeclaresTasks } from './task-handlers.js'
 import type { McpTasks } from './tasks.js'
 import { identityOf, withPrincipal, type PrincipalDefaults } from './principal-of.js'
-import type { Principal } from '../runtime/principal.js'
+import type { Principal } from '../core/principal.js'
 import { toolListOf, visibleTools } from './tool-list.js'
 import { encodedResult, type DirectCalls, type McpEra } from './direct-call.js'
 

@@ -14,7 +14,7 @@
 import type { CallResult } from '../core/view.js'
 import type { JsonValue } from '../core/types.js'
 import type { ToolManager } from '../runtime/manager.js'
-import type { Principal } from '../runtime/principal.js'
+import type { Principal } from '../core/principal.js'
 import {
   isTaskIdShape,
   isTerminalTask,

@@ -5,7 +5,7 @@
 import type { Tool } from '@modelcontextprotocol/server'
 import type { JsonSchema, ToolDefinition, ToolManifestEntry } from '../runtime/manager.js'
 import { MCP_NEEDS_CONFIRMATION_META_KEY, MCP_UNTRUSTED_CONTENT_META_KEY, type ScopeAwareManager, type ServableManager } from './meta.js'
-import { missingScopes, type Principal } from '../runtime/principal.js'
+import { missingScopes, type Principal } from '../core/principal.js'
 
 /**
  * An MCP `tools/list` entry for a manifest entry.

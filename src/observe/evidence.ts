@@ -9,7 +9,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { JsonValue } from '../core/types.js'
-import { principalRef, type PrincipalRef } from '../runtime/principal.js'
+import { principalRef, type PrincipalRef } from '../core/principal.js'
 
 /**
  * Who approved a confirmed call: the signed-in approver's identity, or `{ link: true }` when

@@ -9,7 +9,6 @@
 import { BindingMetrics } from '../core/native.js'
 import type { ToolResult } from '../core/result.js'
 import { ERROR_KINDS } from '../core/result.js'
-import type { BreakerState } from '../runtime/breaker.js'
 
 const RECORDS = 1024
 /** The status code of a started-count record: its last number is how many calls started. */
@@ -17,6 +16,9 @@ const STARTED_COUNT = -2
 const STATUS_CODE = { success: 0, error: 1, refused: 2, skipped: 3, pending: 4 } as const
 const KIND_CODE = new Map<string, number>(ERROR_KINDS.map((k, i) => [k, i]))
 const BREAKER_CODE = { closed: 0, open: 1, half_open: 2 } as const
+
+/** The breaker's state, as telemetry reports it. */
+export type BreakerState = 'closed' | 'open' | 'half_open'
 
 /** Per-tool figures of a metrics snapshot. */
 export interface ToolMetrics {

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { redact } from '../core/redact.js'
 import type { ToolResult } from '../core/result.js'
 import { errorTypeOf } from '../core/status.js'
-import { principalKey, type PrincipalRef } from '../runtime/principal.js'
+import { principalKey, type PrincipalRef } from '../core/principal.js'
 import { baggageMembers, formatTraceparent, traceContextOf, type TraceContext } from './trace-context.js'
 
 export { errorTypeOf }

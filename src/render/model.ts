@@ -6,6 +6,7 @@
 import { asOwnResult, refusalError, toolError, ToolResult } from '../core/result.js'
 import type { ContentPart, Disposition, JsonValue, PendingRequest } from '../core/types.js'
 import { renderTables } from '../core/native.js'
+import { partBytes } from '../core/part-bytes.js'
 import { dispositionLabel, dispositionOfView, isSkippedView } from '../core/status.js'
 import { pendingModelText } from '../core/texts.js'
 import { canonicalOf, modelTextOf, plainTextOf, type CallResult } from '../core/view.js'
@@ -312,23 +313,6 @@ export function statedText(source: ModelSource, text: string): string {
   return `${label}: ${text}`
 }
 
-/** The decoded byte length of a base64 part, computed from its length and padding; `undefined` for a URL part. */
-export function partBytes(part: ContentPart): number | undefined {
-  const data = part.data
-  if (data === undefined) return undefined
-  let end = data.length
-  while (end > 0 && isSpace(data.charCodeAt(end - 1))) end--
-  let pad = 0
-  while (pad < 2 && end > 0 && data.charCodeAt(end - 1) === 61 /* = */) {
-    end--
-    pad++
-  }
-  return Math.floor((end * 3) / 4)
-}
-
-function isSpace(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9
-}
 
 /** A short description of a part for a text note: `image "shot.png" (image/png, 82 bytes)`. */
 export function describePart(part: ContentPart): string {

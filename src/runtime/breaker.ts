@@ -3,6 +3,7 @@
  * ones included), refuses calls while open, and lets a single half-open probe through
  * after `cooldownMs`.
  */
+import type { BreakerState } from '../observe/metrics.js'
 
 /** Breaker settings of a tool. */
 export interface BreakerOptions {
@@ -11,9 +12,6 @@ export interface BreakerOptions {
   /** How long the breaker stays open before one probe may go through. */
   readonly cooldownMs: number
 }
-
-/** The breaker's state, as telemetry reports it. */
-export type BreakerState = 'closed' | 'open' | 'half_open'
 
 export class CircuitBreaker {
   private consecutive = 0

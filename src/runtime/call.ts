@@ -24,7 +24,7 @@ import type { BatchSink } from './batch.js'
 import { newDiagnostics } from './settlement.js'
 import { timedOutText } from '../core/texts.js'
 import { replayedView, STORE_WAIT_MS } from './durable.js'
-import type { Principal } from './principal.js'
+import type { Principal } from '../core/principal.js'
 import { deliverWithin, settleAttempt, subscribe, thrownResult } from './attempt.js'
 import { BODY_ACTIVE, CallExtras, CALLBACK_SETTLED, RAN, REPLAYED, RUNNING, SETTLED, type CallAccess } from './call-access.js'
 

@@ -11,7 +11,7 @@ import { settleEarly } from './settlement.js'
 import type { LocalUndos } from './undos.js'
 import { randomId } from '../core/ids.js'
 import type { EvidenceStore } from '../observe/evidence.js'
-import type { ImpliedScopes } from './principal.js'
+import type { ImpliedScopes } from '../core/principal.js'
 import type { CallHost, ManagerState } from './types.js'
 
 /** What the durable layer uses of a manager. */

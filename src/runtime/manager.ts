@@ -31,7 +31,7 @@ import { storeKeyList, type StoreKeys } from './store/codec.js'
 import { approvalSecretList, type ApprovalSecrets } from './store/approval.js'
 import type { ToolStore } from './store/types.js'
 import { evidenceOf } from './store/evidence.js'
-import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type PrincipalRef } from './principal.js'
+import { answererOf, approverOf, missingScopes, principalKey, type ImpliedScopes, type PrincipalRef } from '../core/principal.js'
 
 export type * from './tool.js'
 export type { ToolEventName, ToolEvents } from './types.js'

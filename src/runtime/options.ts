@@ -6,7 +6,7 @@ import { refusalError, ToolResult } from '../core/result.js'
 import { invalidOptionsText } from '../core/texts.js'
 import type { CallOptions } from './tool.js'
 import { traceContextOf } from '../observe/trace-context.js'
-import { readPrincipal } from './principal.js'
+import { readPrincipal } from '../core/principal.js'
 
 /** The tool name a call's events and views use: the name, or a placeholder for a non-string. */
 export function toolLabel(name: unknown): string {

@@ -12,7 +12,7 @@ import { alreadyAnsweredText, expiredText, noPendingText, REFUSALS, resumeUnavai
 import { SchemaError, type Issue, type SchemaCompiler } from '../core/validate.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
-import type { Principal, PrincipalRef } from './principal.js'
+import type { Principal, PrincipalRef } from '../core/principal.js'
 import type { CallOptions, ToolContext } from './tool.js'
 import type { CallHost, ContinuedOptions, ManagerState, ParkKind, SuspensionExtras, ToolEntry } from './types.js'
 

@@ -8,7 +8,7 @@ import type { ToolResult } from '../core/result.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { callRecord } from '../observe/record.js'
 import type { OutcomeDiagnostics, ToolExecutionOutcome } from './outcome.js'
-import { principalRef } from './principal.js'
+import { principalRef } from '../core/principal.js'
 import type { CallOptions } from './tool.js'
 import type { ManagerState, Settlement } from './types.js'
 

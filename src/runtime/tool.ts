@@ -6,7 +6,7 @@ import type { BreakerOptions } from './breaker.js'
 import type { HelperResult } from '../core/helpers.js'
 import type { FieldChange, JsonValue } from '../core/types.js'
 import type { TraceContext } from '../observe/trace-context.js'
-import type { Principal } from './principal.js'
+import type { Principal } from '../core/principal.js'
 
 /** What a tool declares about itself. `untrustedContent` marks results as data, not instructions. */
 export interface ToolHints {

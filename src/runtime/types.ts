@@ -16,7 +16,7 @@ import type { Issue, Validator } from '../core/validate.js'
 import type { FlatArgNames } from '../core/flat-args.js'
 import type { CallResult } from '../core/view.js'
 import type { JsonValue, PendingSchema } from '../core/types.js'
-import type { ImpliedScopes, Principal, PrincipalRef } from './principal.js'
+import type { ImpliedScopes, Principal, PrincipalRef } from '../core/principal.js'
 
 /** Payloads of the manager's events. */
 export interface ToolEvents {

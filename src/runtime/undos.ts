@@ -5,7 +5,7 @@
  */
 import { finds, ownerOf, undoContext, type Durable } from './durable.js'
 import type { Inflight } from './inflight.js'
-import { answererOf, type Principal } from './principal.js'
+import { answererOf, type Principal } from '../core/principal.js'
 import { describeThrown, normalizeReturn } from './normalize.js'
 import { settleEarly } from './settlement.js'
 import { badOptions } from './options.js'

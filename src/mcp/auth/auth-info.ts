@@ -4,7 +4,7 @@
  * (`token: ''`): no handler needs it, and a server must not pass tokens on.
  */
 import type { AuthInfo } from '@modelcontextprotocol/server'
-import { principalKey, type Principal } from '../../runtime/principal.js'
+import { principalKey, type Principal } from '../../core/principal.js'
 
 /** What toolwire keeps in `AuthInfo.extra`. */
 interface PrincipalExtra {

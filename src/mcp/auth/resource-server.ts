@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AuthInfo } from '@modelcontextprotocol/server'
-import { missingScopes, type Principal } from '../../runtime/principal.js'
+import { missingScopes, type Principal } from '../../core/principal.js'
 import type { ServableManager } from '../meta.js'
 import { checkOptions, isBoolean, isListOf, isNonEmptyString, isPlainObject, isString, type OptionRules } from '../options.js'
 import { authInfoOf } from './auth-info.js'

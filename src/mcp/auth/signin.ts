@@ -14,7 +14,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { approvalSecretList, type ApprovalSecrets } from '../../runtime/store/approval.js'
-import { isScopeToken, principalKey, principalRef, type PrincipalRef } from '../../runtime/principal.js'
+import { isScopeToken, principalKey, principalRef, type PrincipalRef } from '../../core/principal.js'
 import { escapeHtml, page } from '../confirm-html.js'
 import { isBoolean, isNonEmptyString, type OptionRules } from '../options.js'
 import { openBytes, sealBytes, SEALED_MIN_BYTES } from '../seal.js'

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { JWTPayload } from 'jose' with { 'resolution-mode': 'import' }
-import { readPrincipal, type Principal } from '../../runtime/principal.js'
+import { readPrincipal, type Principal } from '../../core/principal.js'
 import { AuthUnavailable, TokenRefused, type TokenRefusalReason } from './challenge.js'
 import type { JwksCache, KeySet } from './jwks.js'
 

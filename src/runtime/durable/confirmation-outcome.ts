@@ -10,7 +10,7 @@ import { REFUSALS, STORE_TEXTS } from '../../core/texts.js'
 import type { ToolStore } from '../store/types.js'
 import type { ToolEvents } from '../types.js'
 import { recordedResult } from './ledger.js'
-import { principalRef, type PrincipalRef } from '../principal.js'
+import { principalRef, type PrincipalRef } from '../../core/principal.js'
 import { evidenceApproverOf } from '../../observe/evidence.js'
 import { CONFIRMATION_RUNNING, refused, unknownOutcomeResult } from './shared.js'
 

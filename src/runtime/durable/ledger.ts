@@ -14,7 +14,7 @@ import { describeThrown, when } from '../normalize.js'
 import { randomIdPair } from '../store/codec.js'
 import { StoreClosedError, StoreUnavailableError, type ToolStore } from '../store/types.js'
 import type { LedgerGate, LedgerTicket, ToolEntry } from '../types.js'
-import { principalKey, principalRef, type Principal, type PrincipalRef } from '../principal.js'
+import { principalKey, principalRef, type Principal, type PrincipalRef } from '../../core/principal.js'
 import { evidenceIdentity, type EvidenceRecord } from '../../observe/evidence.js'
 import type { SettleWithEvidence } from '../store/evidence.js'
 import {

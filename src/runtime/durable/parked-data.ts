@@ -6,7 +6,7 @@
 import type { JsonValue, PendingSchema } from '../../core/types.js'
 import type { ParkedCall } from '../store/types.js'
 import type { SuspensionExtras } from '../types.js'
-import { principalKey, readPrincipal, type Principal } from '../principal.js'
+import { principalKey, readPrincipal, type Principal } from '../../core/principal.js'
 
 /**
  * What a parked call keeps of its options (the timeout, the idempotency key and the caller's

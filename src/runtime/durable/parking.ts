@@ -21,7 +21,7 @@ import { openInput, PARKED_HASH_PREFIX, randomId, sealedUnbound, sealInput, type
 import { StoreConflictError, type ClaimResult, type ParkedCall, type ParkedKind } from '../store/types.js'
 import type { ParkKind, SuspensionExtras, ToolEntry } from '../types.js'
 import type { TraceContext } from '../../observe/trace-context.js'
-import { principalKey, type Principal, type PrincipalRef } from '../principal.js'
+import { principalKey, type Principal, type PrincipalRef } from '../../core/principal.js'
 import { APPROVAL_INVALID, finds, INPUT_UNAVAILABLE, ownerOf, refused, STORE_UNAVAILABLE, type DurableContext } from './shared.js'
 import { dataField, keyOf, parkedData, principalOf, schemaOf, timeoutOf } from './parked-data.js'
 import { confirmationEvent, outcomeKey } from './confirmation-outcome.js'

@@ -13,7 +13,7 @@ import type { ApprovalSecrets } from '../store/approval.js'
 import type { ParkedBinding, StoreKeys } from '../store/codec.js'
 import type { ParkedKind, ToolStore } from '../store/types.js'
 import type { ToolEntry, ToolEventName, ToolEvents } from '../types.js'
-import { principalKey, type Principal, type PrincipalRef } from '../principal.js'
+import { principalKey, type Principal, type PrincipalRef } from '../../core/principal.js'
 
 /** The refusal code of a `confirmId` that is not a token this manager's `approvalSecret` signed. */
 export const APPROVAL_INVALID = 'approval_invalid'

@@ -11,7 +11,7 @@ import { StoreConflictError, type UndoEntry } from '../store/types.js'
 import type { UndoContext } from '../tool.js'
 import { finds, ownerOf, refused, type DurableContext } from './shared.js'
 import { undoInput } from './bounded.js'
-import type { Principal } from '../principal.js'
+import type { Principal } from '../../core/principal.js'
 
 /** The undo payloads of a manager with a store. */
 export class Undos {

@@ -12,7 +12,7 @@ import { refusalError, ToolResult } from '../../core/result.js'
 import { circuitOpenText, concurrencyLimitText, INSUFFICIENT_SCOPE, insufficientScopeText, REFUSALS } from '../../core/texts.js'
 import type { FieldChange } from '../../core/types.js'
 import { fromHelper, when } from '../normalize.js'
-import { missingScopes } from '../principal.js'
+import { missingScopes } from '../../core/principal.js'
 import type { PermissionDecision, ToolContext, ToolDefinition } from '../tool.js'
 
 /** The scope gate: a call with a principal lacking a scope the tool needs is refused; the operator's calls pass. */

@@ -14,7 +14,7 @@ import type { Issue } from '../../core/validate.js'
 import { evidenceIdentity, type EvidenceRecord, type EvidenceStore } from '../../observe/evidence.js'
 import { callRecord } from '../../observe/record.js'
 import { describeThrown, isThenable, when } from '../normalize.js'
-import { principalRef } from '../principal.js'
+import { principalRef } from '../../core/principal.js'
 import { outcomeStatus } from '../settlement.js'
 import type { ContinuedOptions } from '../types.js'
 

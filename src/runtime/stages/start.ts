@@ -3,7 +3,7 @@
  * the `call_start` event and the call's span.
  */
 import { CALL_ACCESS as access, type Call } from '../call.js'
-import { principalRef } from '../principal.js'
+import { principalRef } from '../../core/principal.js'
 import { redact } from '../../core/redact.js'
 
 /** Counts the call as started (in-flight gauge). */

@@ -28,7 +28,7 @@ import {
 } from './types.js'
 import { MemoryTaskStore } from './tasks-memory.js'
 import type { TaskStore } from './tasks.js'
-import type { PrincipalRef } from '../principal.js'
+import type { PrincipalRef } from '../../core/principal.js'
 
 interface Parked {
   call: ParkedCall

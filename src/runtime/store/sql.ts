@@ -14,7 +14,7 @@ import type { EvidenceRecord } from '../../observe/evidence.js'
 import { randomId } from './codec.js'
 import { SqlTaskStore } from './tasks-sql.js'
 import type { TaskStore } from './tasks.js'
-import type { PrincipalRef } from '../principal.js'
+import type { PrincipalRef } from '../../core/principal.js'
 import {
   StoreConflictError,
   StoreClosedError,

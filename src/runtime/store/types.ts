@@ -12,7 +12,7 @@ import type { JsonValue } from '../../core/types.js'
 import type { EvidenceRecord } from '../../observe/evidence.js'
 import type { StoredInput } from './codec.js'
 import type { TaskStore } from './tasks.js'
-import type { PrincipalRef } from '../principal.js'
+import type { PrincipalRef } from '../../core/principal.js'
 
 /** Whether a parked call waits for a confirmation (`tm.confirm`) or an answer (`tm.resume`). */
 export type ParkedKind = 'confirmation' | 'suspension'
