@@ -160,6 +160,19 @@ describe('other Standard Schemas', () => {
     expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/t', message: 'is not valid (custom)' }] })
   })
 
+  it('a message that quotes the value as JSON (escaped) is replaced too', async () => {
+    const schema = standard((value) => ({ issues: [{ message: `bad ${JSON.stringify((value as { p: string }).p)}`, path: ['p'], code: 'custom' }] }), { type: 'object' })
+    const tm = echoTool(new ToolManager(), 'pw', schema)
+    for (const p of ['sec"ret\\value', 'line\nbreak', 'tab\there', 'a"b']) {
+      const view = await tm.call('pw', { p })
+      expect(view).toMatchObject({ status: 'invalid', issues: [{ path: '/p', message: 'is not valid (custom)' }] })
+    }
+    const long = `"${'x'.repeat(40)}`
+    const clipped = standard((value) => ({ issues: [{ message: `bad ${JSON.stringify((value as { p: string }).p).slice(0, 14)}`, path: ['p'], code: 'custom' }] }), { type: 'object' })
+    const tm2 = echoTool(new ToolManager(), 'pw2', clipped)
+    expect(await tm2.call('pw2', { p: long })).toMatchObject({ status: 'invalid', issues: [{ path: '/p', message: 'is not valid (custom)' }] })
+  })
+
   it('a validate that throws is an issue, never a throw or an acceptance', async () => {
     const schema = standard(() => {
       throw new Error(SECRET)

@@ -40,7 +40,8 @@ const ECHO_PREFIX = 12
 
 /**
  * The texts of `input` a message must not contain: every string and number inside it (3
- * characters or more; of a long string, also its first 12 characters), up to 10,000 values.
+ * characters or more; of a long string, also its first 12 characters), a string's JSON-escaped
+ * form too, up to 10,000 values.
  */
 function valueTexts(input: unknown): Set<string> {
   const texts = new Set<string>()
@@ -49,8 +50,10 @@ function valueTexts(input: unknown): Set<string> {
   while (stack.length > 0 && seen++ < MAX_ECHO_VALUES) {
     const node = stack.pop()
     if (typeof node === 'string') {
-      if (node.length >= MIN_ECHO) texts.add(node)
-      if (node.length > ECHO_PREFIX) texts.add(node.slice(0, ECHO_PREFIX))
+      addText(texts, node)
+      // a message may quote the value as JSON (`JSON.stringify(input)`): its escaped form too
+      const escaped = JSON.stringify(node).slice(1, -1)
+      if (escaped !== node) addText(texts, escaped)
     } else if (typeof node === 'number' || typeof node === 'bigint') {
       const text = String(node)
       if (text.length >= MIN_ECHO) texts.add(text)
@@ -63,6 +66,12 @@ function valueTexts(input: unknown): Set<string> {
     }
   }
   return texts
+}
+
+/** Adds a string's text to `texts` (3 characters or more), and of a long one its first 12 characters. */
+function addText(texts: Set<string>, text: string): void {
+  if (text.length >= MIN_ECHO) texts.add(text)
+  if (text.length > ECHO_PREFIX) texts.add(text.slice(0, ECHO_PREFIX))
 }
 
 /** The JSON form of the object an issue is about (a message may print it whole), `undefined` when it has none or is `{}`/`[]`. */
