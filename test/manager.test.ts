@@ -747,6 +747,37 @@ describe('results', () => {
     expect(await first).toMatchObject({ status: 'ok', callId: 'same' })
   })
 
+  it('a returned value is copied with JSON semantics: functions and symbols inside are left out, a whole one or a BigInt anywhere is an error', async () => {
+    const tm = new ToolManager()
+    const returns: [unknown, unknown][] = [
+      [{ f: () => 1, s: Symbol('x'), u: undefined, keep: 1 }, { keep: 1 }],
+      [[() => 1, Symbol('x'), undefined, 2], [null, null, null, 2]],
+    ]
+    for (const [ret, data] of returns) {
+      tm.register({ name: 'r', inputSchema: anyObject, run: () => ret }, { replace: true })
+      expect(await tm.call('r', {})).toMatchObject({ status: 'ok', data })
+    }
+    for (const ret of [() => 1, Symbol('x'), { deep: { n: 1n } }]) {
+      tm.register({ name: 'r', inputSchema: anyObject, run: () => ret }, { replace: true })
+      expect(await tm.call('r', {})).toMatchObject({ status: 'error', kind: 'other' })
+    }
+  })
+
+  it("a tool's throw: the view says 'The tool failed.'; the error event has its message, stack and the thrown value itself, as thrown", async () => {
+    const tm = new ToolManager()
+    const thrown = Object.assign(new Error('boom'), { token: 'tok-secret' })
+    tm.register({ name: 'x', inputSchema: anyObject, sensitive: ['token'], run: () => { throw thrown } })
+    const events: { message: string; stack?: string; error: unknown }[] = []
+    tm.on('error', (e) => void events.push(e))
+    const view = await tm.call('x', {})
+    expect(view).toMatchObject({ status: 'error', kind: 'other', message: 'The tool failed.' })
+    expect(JSON.stringify(view)).not.toContain('tok-secret')
+    expect(events).toHaveLength(1)
+    expect(events[0]!.message).toBe('boom')
+    expect(events[0]!.stack).toContain('boom')
+    expect(events[0]!.error).toBe(thrown)
+  })
+
   it('a generated call id never takes one a caller chose for a call in flight: tm.cancel stops the call it names', async () => {
     const tm = new ToolManager()
     const releases: (() => void)[] = []
