@@ -57,8 +57,16 @@ describe('tm.callMany', () => {
 
   it('resolves an empty batch and never rejects on bad input', async () => {
     const tm = manager()
+    const errors: string[] = []
+    tm.on('error', (e) => void errors.push(e.message))
     expect(await tm.callMany([])).toEqual([])
-    expect(await tm.callMany('nope' as never)).toEqual([])
+    expect(errors).toEqual([])
+    for (const notAList of ['nope', undefined, 5, {}, new Set([{ name: 'double', input: { n: 1 } }])]) {
+      expect(await tm.callMany(notAList as never)).toEqual([])
+    }
+    expect(errors).toEqual(Array(5).fill('toolwire: tm.callMany takes an array of calls ({ name, input | args, options? }); it got none, and ran nothing'))
+    const [both] = await tm.callMany([{ name: 'double', args: '{"n":2}', input: { n: 5 } } as never])
+    expect(both).toMatchObject({ status: 'ok', data: 4 })
     const [v] = await tm.callMany([undefined as never])
     expect(v!.status).toBe('refused')
     const [w] = await tm.callMany([{ name: 'double', args: 42 as never }])

@@ -778,6 +778,26 @@ describe('results', () => {
     expect(events[0]!.error).toBe(thrown)
   })
 
+  it('a replaced tool has slots of its own; a body that outlived its timeout may still register its undo', async () => {
+    const tm = new ToolManager()
+    let releaseOld!: () => void
+    tm.register({ name: 'c', inputSchema: anyObject, concurrency: 1, run: () => new Promise<string>((r) => (releaseOld = () => r('old'))) })
+    const old = tm.call('c', {})
+    tm.register({ name: 'c', inputSchema: anyObject, concurrency: 1, run: () => 'new' }, { replace: true })
+    expect(await tm.call('c', {})).toMatchObject({ status: 'ok', data: 'new' })
+    releaseOld()
+    expect(await old).toMatchObject({ status: 'ok', data: 'old' })
+
+    let ctxOf!: ToolContext
+    tm.register({ name: 'u', inputSchema: anyObject, timeoutMs: 10, run: (_i, ctx) => { ctxOf = ctx; return new Promise(() => {}) } })
+    const timedOut = await tm.call('u', {})
+    expect(timedOut).toMatchObject({ status: 'error', kind: 'timeout' })
+    expect(tm.canUndo(timedOut.callId!)).toBe(false)
+    ctxOf.registerUndo(() => 'undone')
+    expect(tm.canUndo(timedOut.callId!)).toBe(true)
+    expect(await tm.undo(timedOut.callId!)).toMatchObject({ status: 'ok', data: 'undone' })
+  })
+
   it('a generated call id never takes one a caller chose for a call in flight: tm.cancel stops the call it names', async () => {
     const tm = new ToolManager()
     const releases: (() => void)[] = []

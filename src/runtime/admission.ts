@@ -97,9 +97,11 @@ export class Admission {
     // the list and each entry are read once, here: a getter or a Proxy that throws refuses that entry only
     let entries: (BatchEntry | undefined)[]
     try {
-      if (!Array.isArray(calls)) return Promise.resolve(Object.freeze([]))
-      const n: unknown = calls.length
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return Promise.resolve(Object.freeze([]))
+      const n: unknown = Array.isArray(calls) ? calls.length : undefined
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+        this.state.events.reportError('', '<callMany>', new TypeError('toolwire: tm.callMany takes an array of calls ({ name, input | args, options? }); it got none, and ran nothing'))
+        return Promise.resolve(Object.freeze([]))
+      }
       // more entries than an input may hold values (no model's turn holds that many calls): one
       // view each would exhaust memory for a sparse list of 2**32 - 1, so none runs
       if (n > this.compiler.maxInputValues) {
