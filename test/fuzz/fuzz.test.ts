@@ -68,7 +68,19 @@ interface KnownBug {
   readonly bug: string
   readonly matches: (op: Op, violation: string) => boolean
 }
-const KNOWN: readonly KnownBug[] = []
+const KNOWN: readonly KnownBug[] = [
+  {
+    // linear work, not a runaway: the canonical JSON of a result holding a 4 MiB value is an
+    // 8 MiB document (the data, and the model text that is its JSON), read and written again
+    // by the core: 95-135 ms on this machine (docs/security.md, "What remains"); anything
+    // slower than linear still fails
+    bug: 'toJSONText of a result holding 4 MiB costs about 100 ms (linear in its size)',
+    matches: (op, violation) => {
+      const ms = /^block: the event loop was blocked for (\d+) ms/.exec(violation)?.[1]
+      return ms !== undefined && Number(ms) <= 300 && JSON.stringify(op).includes('"kb":4096')
+    },
+  },
+]
 
 /** Violations in these categories fail the property. */
 function only(violations: readonly string[], categories: readonly string[]): string[] {
