@@ -67,6 +67,13 @@ describe('attach: refusals', () => {
     await expect(attach(fixture('missing.png'))).rejects.toMatchObject({ name: 'AttachError', code: 'not_found' })
     await expect(attach(fixtures)).rejects.toMatchObject({ name: 'AttachError', code: 'not_a_file' })
   })
+
+  it.skipIf(process.platform === 'win32')('a FIFO with no writer is not_a_file at once: opening it never waits for one', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const fifo = join(mkdtempSync(join(tmpdir(), 'attach-fifo-')), 'pipe')
+    execFileSync('mkfifo', [fifo])
+    await expect(attach(fifo)).rejects.toMatchObject({ name: 'AttachError', code: 'not_a_file' })
+  })
 })
 
 describe('partBytes', () => {

@@ -85,6 +85,8 @@ describe('ToolResult', () => {
     expect(toolError('network', 'x').retryable).toBe(true)
     expect(toolError('invalid_args', 'x').retryable).toBe(false)
     expect(toolError('invalid_args', 'x', { retryable: true }).retryable).toBe(true)
+    expect(() => toolError('timeout', 'x', { retryable: 'no' as never })).toThrow(TypeError)
+    expect(() => toolError('timeout', 'x', { retryable: 'no' as never })).toThrow("an error's retryable must be a boolean")
   })
 
   it('writes the same text as the core for constructed results', () => {

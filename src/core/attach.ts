@@ -3,6 +3,7 @@
  * file's magic bytes (the extension is only a fallback). `partBytes(part)` gives a
  * part's decoded size without decoding it.
  */
+import { constants } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import type { ContentPart } from './types.js'
@@ -131,7 +132,9 @@ export async function attach(path: string, options: AttachOptions = {}): Promise
   if (!(Number.isInteger(maxBytes) && maxBytes >= 0)) throw new TypeError('toolwire: attach maxBytes must be a non-negative integer')
   let handle: Awaited<ReturnType<typeof open>>
   try {
-    handle = await open(path, 'r')
+    // non-blocking, so that opening a FIFO (or a device) for reading never waits for a writer:
+    // what is not a regular file is refused below, before anything is read
+    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new AttachError('not_found', `${path} does not exist`, path)

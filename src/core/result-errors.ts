@@ -21,6 +21,7 @@ export interface ToolErrorOptions {
 export function toolError(kind: ToolErrorKind, message: string, options: ToolErrorOptions = {}): ToolExecutionError {
   if (!isToolErrorKind(kind)) throw typeError(`unknown error kind ${JSON.stringify(kind)}; expected one of ${ERROR_KINDS.join(', ')}`)
   if (typeof message !== 'string') throw typeError(`an error message must be a string, got ${describe(message)}`)
+  if (options.retryable !== undefined && typeof options.retryable !== 'boolean') throw typeError(`an error's retryable must be a boolean, got ${describe(options.retryable)}`)
   const error: { -readonly [K in keyof ToolExecutionError]: ToolExecutionError[K] } = {
     kind,
     message: wellFormed(message),
