@@ -189,7 +189,9 @@ function aiSdkTool(tm: ToolManager, listed: ListedTool): AiSdkTool {
  * const { text, steps } = await generateText({ model, tools: aiSdkTools(tm), prompt: 'Read a.txt', stopWhen: stepCountIs(5) })
  */
 export function aiSdkTools(tm: ToolManager, options: AiSdkToolsOptions = {}): AiSdkToolSet {
-  const tools: AiSdkToolSet = {}
+  // no prototype: a tool named `__proto__` is a tool like any other, and a name the model makes
+  // up (`toString`, `constructor`) finds no inherited member
+  const tools = Object.create(null) as AiSdkToolSet
   for (const listed of listedTools(tm, options.only)) tools[listed.name] = aiSdkTool(tm, listed)
   return tools
 }

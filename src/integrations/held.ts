@@ -14,6 +14,7 @@ import type { FieldChange } from '../core/types.js'
 import { viewOf, type CallResult } from '../core/view.js'
 import { refusalError, ToolResult } from '../core/result.js'
 import type { ListedTool } from './shared.js'
+import { cancelledResult } from '../runtime/normalize.js'
 
 /** What a framework's approval step shows for a call toolwire holds for confirmation. */
 export interface PendingApproval {
@@ -48,8 +49,13 @@ interface Held {
   readonly approvals: Map<string, Entry<PendingApproval>[]>
   /** Calls that ran while the framework asked whether they need approval, by call id: their result waits for the framework's execute. */
   readonly settled: Map<string, Entry<CallResult>[]>
-  /** The results of approvals answered, by the framework's approval id (a replay answers them again). */
-  readonly answered: Map<string, CallResult>
+  /**
+   * The results of approvals answered, by the framework's approval id and the call id
+   * (`approvalKey`), with the call's tool and input: a replay of that approval for that call
+   * answers it again; the same approval id sent for another call, or another tool or input,
+   * does not.
+   */
+  readonly answered: Map<string, Entry<CallResult>>
 }
 
 const HELD = new WeakMap<ToolManager, Held>()
@@ -197,10 +203,14 @@ export async function runCall(
   const match = matchOf(tool.name, call)
   if (approvalId !== undefined && tool.needsConfirmation === true) {
     const h = heldOf(tm)
-    const answered = h.answered.get(approvalId)
-    if (answered !== undefined) return answered
-    const view = await approvedRun(tm, tool, call, callId, signal, take(h.approvals, callId, match), approvalKey(approvalId, callId))
-    bounded(h.answered, approvalId, view)
+    const key = approvalKey(approvalId, callId)
+    const answered = h.answered.get(key)
+    if (answered !== undefined && answered.match === match) return answered.value
+    // aborted before the approved run started: it does not start, and the approval stays
+    // unanswered (sent again, it runs then)
+    if (signal?.aborted === true) return viewOf(cancelledResult('signal'), callId)
+    const view = await approvedRun(tm, tool, call, callId, signal, take(h.approvals, callId, match), key)
+    bounded(h.answered, key, { match, value: view })
     return view
   }
   if (held !== undefined) {
@@ -253,13 +263,14 @@ async function approvedRun(
  * framework's signal cancels the approved run (it keeps the call id).
  */
 async function confirmed(tm: ToolManager, approval: PendingApproval, signal: AbortSignal | undefined, key: string | undefined): Promise<CallResult> {
+  // aborted before the approved run started: it does not start
+  if (signal?.aborted === true) return viewOf(cancelledResult('signal'), approval.callId)
   const running = key === undefined ? tm.confirm(approval.confirmId, { approve: true }) : tm.approveKeyed(approval.confirmId, key)
   if (signal === undefined) return running
   const cancel = (): void => {
-    tm.cancel(approval.callId)
+    tm.cancelBySignal(approval.callId)
   }
-  if (signal.aborted) cancel()
-  else signal.addEventListener('abort', cancel, { once: true })
+  signal.addEventListener('abort', cancel, { once: true })
   try {
     return await running
   } finally {

@@ -264,6 +264,17 @@ export class ToolManager {
    * (or one made without a principal; another principal's call answers `false`, as an unknown id).
    * Returns whether a call was stopped. Only the exact call id matches.
    */
+  /**
+   * @internal An integration's `tm.cancel` of a call its framework's signal aborted (an
+   * approved run, which `tm.confirm` started without the signal): cancelled `by: 'signal'`.
+   */
+  cancelBySignal(callId: string): boolean {
+    const call = this.inflight.find(callId)
+    if (call === undefined) return false
+    Call.interrupt(call, cancelledResult('signal'))
+    return true
+  }
+
   cancel(callId: string, options?: AnswerOptions): boolean {
     const asker = answererOf(options)
     if (typeof asker === 'string') return false
