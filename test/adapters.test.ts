@@ -208,6 +208,21 @@ describe('adapters', () => {
     expect(toMcp(ToolResult.success({ text: '3', structured: 3 })).structuredContent).toEqual({ result: 3 })
   })
 
+  it('on MCP an embedded resource keeps its name in its uri; an image or audio item has no name field', () => {
+    const parts: ContentPart[] = [
+      { type: 'image', mimeType: 'image/png', data: 'AA==', name: 'page.png' },
+      { type: 'audio', mimeType: 'audio/wav', data: 'AA==', name: 'say.wav' },
+      { type: 'file', mimeType: 'application/pdf', data: 'AA==', name: 'doc.pdf' },
+    ]
+    const mcp = toMcp(ToolResult.success({ text: 'x', parts }))
+    expect(mcp.content.slice(1)).toEqual([
+      expect.objectContaining({ type: 'image', data: 'AA==', mimeType: 'image/png' }),
+      expect.objectContaining({ type: 'audio', data: 'AA==', mimeType: 'audio/wav' }),
+      expect.objectContaining({ type: 'resource', resource: expect.objectContaining({ uri: 'toolwire://parts/2/doc.pdf' }) }),
+    ])
+    expect(JSON.stringify(mcp.content.slice(1, 3))).not.toMatch(/page\.png|say\.wav/)
+  })
+
   it('a part name with a lone surrogate still renders on MCP (U+FFFD in the resource uri)', () => {
     const part: ContentPart = { type: 'file', mimeType: 'text/plain', data: 'aGk=', name: 'a\uD800b.txt' }
     const mcp = toMcp(ToolResult.success({ text: 'x', parts: [part] }))

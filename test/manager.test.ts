@@ -798,6 +798,17 @@ describe('results', () => {
     expect(await tm.undo(timedOut.callId!)).toMatchObject({ status: 'ok', data: 'undone' })
   })
 
+  it('a view equals its plain copies loosely; strict deep equality tells it from them (docs/result.md)', async () => {
+    const { isDeepStrictEqual } = await import('node:util')
+    const tm = new ToolManager()
+    tm.register({ name: 'n', inputSchema: anyObject, run: () => ({ a: 1 }) })
+    const view = await tm.call('n', {})
+    for (const copy of [structuredClone(view), JSON.parse(JSON.stringify(view)) as unknown]) {
+      expect(copy).toEqual(view)
+      expect(isDeepStrictEqual(copy, view)).toBe(false)
+    }
+  })
+
   it('a generated call id never takes one a caller chose for a call in flight: tm.cancel stops the call it names', async () => {
     const tm = new ToolManager()
     const releases: (() => void)[] = []

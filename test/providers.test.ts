@@ -316,6 +316,15 @@ describe('declaration helpers', () => {
 
 
 describe('OpenAI strict mode (found in review #21 item 8)', () => {
+  it('leaves out the keywords docs/providers.md lists as left out', () => {
+    const left = ['minLength', 'maxLength', 'uniqueItems', 'minProperties', 'maxProperties', 'default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly', 'contentEncoding', 'contentMediaType']
+    const values: Record<string, unknown> = { minLength: 1, maxLength: 9, uniqueItems: true, minProperties: 0, maxProperties: 5, default: 'x', examples: ['x'], $comment: 'c', deprecated: true, readOnly: true, writeOnly: false, contentEncoding: 'base64', contentMediaType: 'image/png' }
+    for (const keyword of left) {
+      const out = toOpenAIStrictSchema({ type: 'object', properties: { a: { type: 'string', [keyword]: values[keyword] } }, required: ['a'] }) as { properties: { a: Record<string, unknown> } }
+      expect(out.properties.a, keyword).toEqual({ type: 'string' })
+    }
+  })
+
   const orderSchema = {
     type: 'object',
     properties: {
