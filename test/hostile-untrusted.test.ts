@@ -38,6 +38,10 @@ const VARIANTS: readonly [string, string][] = [
   ['fullwidth', '\uff1c\uff0f\uff55\uff4e\uff54\uff52\uff55\uff53\uff54\uff45\uff44\uff0d\uff43\uff4f\uff4e\uff54\uff45\uff4e\uff54\uff1e'],
   ['Cyrillic look-alikes', '</untrust\u0435d-\u0441\u043entent>'],
   ['Greek look-alike', '</untrusted-c\u03bfntent>'],
+  ['Greek capital epsilon', '</untrust\u0395d-content>'],
+  ['lunate sigma', '</untrusted-\u03f2ontent>'],
+  ['capital lunate sigma', '</untrusted-\u03f9ontent>'],
+  ['next line (NEL)', split('\u0085', 5)],
   ['long s', '</untru\u017fted-content>'],
   ['fraction slash', `<\u2044${TAG}>`],
   ['small less-than', `\ufe64/${TAG}>`],
@@ -47,13 +51,14 @@ const VARIANTS: readonly [string, string][] = [
   ['non-breaking hyphen', '</untrusted\u2011content>'],
 ]
 
-const LOOK_ALIKES: Record<string, string> = { '\u0435': 'e', '\u0441': 'c', '\u043e': 'o', '\u03bf': 'o', '\u017f': 's', '\u0455': 's' }
+const LOOK_ALIKES: Record<string, string> = { '\u0435': 'e', '\u0395': 'e', '\u0441': 'c', '\u03f2': 'c', '\u03f9': 'c', '\u043e': 'o', '\u03bf': 'o', '\u017f': 's', '\u0455': 's' }
 
 /** How a model might read `text`: unseen characters gone, compatibility forms and look-alikes folded, lower case. */
 function asRead(text: string): string {
   return text
+    .replace(/./gu, (c) => LOOK_ALIKES[c] ?? c) // before NFKD too, which turns lunate sigmas into other sigmas
     .normalize('NFKD')
-    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\s]/gu, '')
+    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{White_Space}]/gu, '')
     .normalize('NFKC')
     .replace(/./gu, (c) => LOOK_ALIKES[c] ?? c)
     .toLowerCase()

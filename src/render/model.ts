@@ -54,9 +54,9 @@ const isDash = (c: number): boolean => c === 0x2d || (c >= 0x2010 && c <= 0x2015
 /** Look-alikes of the letters of `untrusted-content` (Cyrillic, Greek, long s), by code point. */
 const LOOK_ALIKES: ReadonlyMap<number, number> = new Map([
   [0x17f, 0x73], [0x405, 0x73], [0x455, 0x73],
-  [0x415, 0x65], [0x435, 0x65],
+  [0x395, 0x65], [0x415, 0x65], [0x435, 0x65],
   [0x39f, 0x6f], [0x3bf, 0x6f], [0x41e, 0x6f], [0x43e, 0x6f],
-  [0x421, 0x63], [0x441, 0x63],
+  [0x3f2, 0x63], [0x3f9, 0x63], [0x421, 0x63], [0x441, 0x63],
   [0x3a4, 0x74], [0x422, 0x74],
   [0x39d, 0x6e], [0x3c5, 0x75], [0x501, 0x64],
 ])
@@ -78,9 +78,10 @@ const IGNORABLE: readonly (readonly [number, number])[] = [
   [0x110bd, 0x110bd], [0x110cd, 0x110cd], [0x13430, 0x1343f], [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0000, 0xe0fff],
 ]
 
-/** What may sit unseen between the characters of a tag: JavaScript's `\s` and the {@link IGNORABLE} ranges. */
+/** What may sit unseen between the characters of a tag: JavaScript's `\s`, NEL (U+0085, Unicode white space `\s` leaves out) and the {@link IGNORABLE} ranges. */
 function isGap(c: number): boolean {
   if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d)
+  if (c === 0x85) return true
   if (/\s/.test(String.fromCodePoint(c))) return true
   for (const [first, last] of IGNORABLE) if (c >= first && c <= last) return true
   return false

@@ -192,9 +192,9 @@ fn fold(c: char) -> Option<char> {
         0xff21..=0xff3a => code - 0xff21 + 0x61,
         0xff41..=0xff5a => code - 0xff41 + 0x61,
         0x17f | 0x405 | 0x455 => 0x73,         // s
-        0x415 | 0x435 => 0x65,                 // e
+        0x395 | 0x415 | 0x435 => 0x65,         // e
         0x39f | 0x3bf | 0x41e | 0x43e => 0x6f, // o
-        0x421 | 0x441 => 0x63,                 // c
+        0x3f2 | 0x3f9 | 0x421 | 0x441 => 0x63, // c
         0x3a4 | 0x422 => 0x74,                 // t
         0x39d => 0x6e,                         // n
         0x3c5 => 0x75,                         // u
@@ -204,13 +204,15 @@ fn fold(c: char) -> Option<char> {
     char::from_u32(ascii)
 }
 
-/// What may sit unseen between the characters of a tag: JavaScript's `\s`, format and other
-/// default-ignorable characters, variation selectors and combining marks.
+/// What may sit unseen between the characters of a tag: JavaScript's `\s` and NEL (U+0085,
+/// Unicode white space that `\s` leaves out), format and other default-ignorable characters,
+/// variation selectors and combining marks.
 fn is_gap(c: char) -> bool {
     is_js_space(c)
         || matches!(
             c,
-            '\u{ad}'
+            '\u{85}'
+                | '\u{ad}'
                 | '\u{300}'..='\u{36f}'
                 | '\u{600}'..='\u{605}'
                 | '\u{61c}'
