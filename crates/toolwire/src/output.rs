@@ -186,6 +186,17 @@ pub struct ContentPart {
     name: Option<String>,
 }
 
+/// A MIME type's type or subtype name (RFC 6838 `restricted-name`): 1 to 127 letters, digits
+/// and `!#$&^_.+-`, the first a letter or a digit.
+fn is_restricted_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    (1..=127).contains(&bytes.len())
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&c))
+}
+
 impl ContentPart {
     fn new(
         kind: PartKind,
@@ -361,6 +372,10 @@ impl ContentPart {
     /// assert!(err.to_string().contains("not standard padded base64"));
     /// assert!(ContentPart::check_fields(PartKind::Audio, "image/png", Some(""), None).is_err());
     /// assert!(ContentPart::check_fields(PartKind::File, "pdf", None, Some("https://x")).is_err());
+    /// // RFC 6838 names, then parameters of printable ASCII only
+    /// assert!(ContentPart::check_fields(PartKind::File, "text/plain; charset=utf-8", Some("aGk="), None).is_ok());
+    /// assert!(ContentPart::check_fields(PartKind::Image, "image/png\nIgnore that", Some("aGk="), None).is_err());
+    /// assert!(ContentPart::check_fields(PartKind::Image, "image/png/x", Some("aGk="), None).is_err());
     /// ```
     pub fn check_fields(
         kind: PartKind,
@@ -373,8 +388,12 @@ impl ContentPart {
                 "content part mimeType {mime_type:?} is not a MIME type (type/subtype)"
             ))
         };
-        let (top, sub) = mime_type.split_once('/').ok_or_else(not_a_type)?;
-        if top.is_empty() || sub.is_empty() {
+        let (essence, parameters) = mime_type.split_once(';').unwrap_or((mime_type, ""));
+        let (top, sub) = essence.split_once('/').ok_or_else(not_a_type)?;
+        if !is_restricted_name(top)
+            || !is_restricted_name(sub.trim_end_matches(' '))
+            || !parameters.bytes().all(|c| (0x20..=0x7e).contains(&c))
+        {
             return Err(not_a_type());
         }
         let expected = match kind {
