@@ -217,6 +217,21 @@ describe("the manager's other options are checked by kind, and read once", () =>
   })
 })
 
+/** A manager with tool `t`, idempotent with `retry: { attempts, baseMs: 0 }`, whose body throws `fail(n)` on run n (from 1) or, when it gives `undefined`, returns 'done'; `runs()` counts the runs. */
+function retrying(attempts: number, fail: (n: number) => Error | undefined): { tm: ToolManager; runs: () => number } {
+  const tm = new ToolManager()
+  let n = 0
+  tm.register({
+    name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts, baseMs: 0 },
+    run: () => {
+      const err = fail(++n)
+      if (err !== undefined) throw err
+      return 'done'
+    },
+  })
+  return { tm, runs: () => n }
+}
+
 describe("a tool's concurrency, breaker and retry are checked at register", () => {
   const bad: readonly [string, Record<string, unknown>, RegExp][] = [
     ['concurrency null', { concurrency: null }, /tool "t" concurrency must be a positive integer or \{ limit, queue\? \}/],
@@ -234,17 +249,9 @@ describe("a tool's concurrency, breaker and retry are checked at register", () =
   }
 
   it('a retry of the defaults registers and retries', async () => {
-    const tm = new ToolManager()
-    let n = 0
-    tm.register({
-      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 2, baseMs: 0 },
-      run: () => {
-        if (++n === 1) throw Object.assign(new Error('x'), { kind: 'network' })
-        return 'done'
-      },
-    })
+    const { tm, runs } = retrying(2, (n) => (n === 1 ? Object.assign(new Error('x'), { kind: 'network' }) : undefined))
     expect(await tm.call('t', {})).toMatchObject({ status: 'ok', data: 'done' })
-    expect(n).toBe(2)
+    expect(runs()).toBe(2)
   })
 })
 
@@ -254,32 +261,16 @@ describe('a thrown retryable is read whatever the kind', () => {
     ["kind 'other'", { kind: 'other' }],
     ['a kind toolwire does not know', { kind: 'auth' }],
   ])('%s with retryable: true is retried, and its result says retryable', async (_what, extra) => {
-    const tm = new ToolManager()
-    let n = 0
-    tm.register({
-      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 3, baseMs: 0 },
-      run: () => {
-        n++
-        throw Object.assign(new Error('x'), extra, { retryable: true })
-      },
-    })
+    const { tm, runs } = retrying(3, () => Object.assign(new Error('x'), extra, { retryable: true }))
     const view = await tm.call('t', {})
     expect(view).toMatchObject({ status: 'error', kind: 'other' })
     expect(canonicalOf(view)!.error()?.retryable).toBe(true)
-    expect(n).toBe(3)
+    expect(runs()).toBe(3)
   })
 
   it('retryable: false on a retryable kind is not retried', async () => {
-    const tm = new ToolManager()
-    let n = 0
-    tm.register({
-      name: 't', inputSchema: { type: 'object' }, hints: { idempotent: true }, retry: { attempts: 3, baseMs: 0 },
-      run: () => {
-        n++
-        throw Object.assign(new Error('x'), { kind: 'network', retryable: false })
-      },
-    })
+    const { tm, runs } = retrying(3, () => Object.assign(new Error('x'), { kind: 'network', retryable: false }))
     expect(await tm.call('t', {})).toMatchObject({ status: 'error', kind: 'network' })
-    expect(n).toBe(1)
+    expect(runs()).toBe(1)
   })
 })
